@@ -1,0 +1,107 @@
+/// Everything subscribed to one event type: the unkeyed list, one list per `ofType` key, and the
+/// typed snapshots dispatch iterates.
+///
+/// The non-generic base is what the index manipulates; ``Bucket`` adds the snapshots, which need
+/// the event type. Touched only under the bus lock.
+class AnyBucket {
+    var unkeyed = SubscriberList()
+    var keyed: [String: SubscriberList] = [:]
+
+    final var count: Int { keyed.values.reduce(unkeyed.count) { $0 + $1.count } }
+
+    final func insert(_ node: EventToken, retired: inout Retired) {
+        if let key = node.key {
+            keyed[key, default: SubscriberList()].append(node)
+        } else {
+            unkeyed.append(node)
+        }
+        invalidate(key: node.key, retired: &retired)
+    }
+
+    final func remove(_ node: EventToken, retired: inout Retired) {
+        if let key = node.key {
+            keyed[key]?.remove(node)
+            if keyed[key]?.isEmpty == true { keyed[key] = nil }
+        } else {
+            unkeyed.remove(node)
+        }
+        invalidate(key: node.key, retired: &retired)
+    }
+
+    /// Calls `body` on every node of every list; `body` may remove the node it is given.
+    final func forEachNode(_ body: (EventToken) -> Void) {
+        for list in keyed.values { list.forEach(body) }
+        unkeyed.forEach(body)
+    }
+
+    /// Drops the snapshots that a change to list `key` (`nil`: the unkeyed list) made stale,
+    /// moving them to `retired` so they are released after the lock.
+    func invalidate(key: String?, retired: inout Retired) {}
+}
+
+/// The typed half of a bucket: snapshots of the lists, rebuilt lazily after a change, so that a
+/// dispatch in steady state allocates nothing and holds the lock only to copy array references.
+final class Bucket<E: Event>: AnyBucket {
+    typealias Snapshot = ContiguousArray<Delivery<E>>
+
+    private var unkeyedSnapshot: Snapshot?
+    private var keyedSnapshots: [String: Snapshot] = [:]
+
+    /// What a dispatch of an event with `key` delivers to, in this order: the subscribers of that
+    /// key (in subscription order), then the unkeyed subscribers (in subscription order).
+    func snapshots(for key: String?) -> (keyed: Snapshot?, unkeyed: Snapshot) {
+        var keyedSnapshot: Snapshot?
+        if let key, let list = keyed[key] {
+            keyedSnapshot = keyedSnapshots[key] ?? {
+                let snapshot = build(list)
+                keyedSnapshots[key] = snapshot
+                return snapshot
+            }()
+        }
+        let unkeyedSnapshot = self.unkeyedSnapshot ?? {
+            let snapshot = build(unkeyed)
+            self.unkeyedSnapshot = snapshot
+            return snapshot
+        }()
+        return (keyedSnapshot, unkeyedSnapshot)
+    }
+
+    override func invalidate(key: String?, retired: inout Retired) {
+        if let key {
+            if let stale = keyedSnapshots.removeValue(forKey: key) { retired.add(stale) }
+        } else if let stale = unkeyedSnapshot {
+            unkeyedSnapshot = nil
+            retired.add(stale)
+        }
+    }
+
+    private func build(_ list: SubscriberList) -> Snapshot {
+        var snapshot = Snapshot()
+        snapshot.reserveCapacity(list.count)
+        list.forEach { node in
+            // The index only files a node under `ObjectIdentifier(E.self)` with a `Handler<E>`.
+            snapshot.append(Delivery(node: node, handler: node.handlerStorage as! Handler<E>))
+        }
+        return snapshot
+    }
+}
+
+/// Objects the index let go of under the lock, released by the caller after unlocking, so that no
+/// `deinit` (of a handler's captures, say) runs while the bus lock is held.
+///
+/// The common cases (a dispose retires one handler and one snapshot) fit inline: no allocation.
+struct Retired {
+    private var first: Any?
+    private var second: Any?
+    private var more: [Any] = []
+
+    mutating func add(_ object: Any) {
+        if first == nil {
+            first = object
+        } else if second == nil {
+            second = object
+        } else {
+            more.append(object)
+        }
+    }
+}

@@ -1,0 +1,91 @@
+// The one file in EventBus with platform `#if`s: the lock every shared structure uses, and the
+// "am I on the main thread?" question that needs the C library to answer without Foundation.
+//
+// Shape learned from swift-nio's `NIOLock` and swift-async-algorithms' `Locking.swift`: the mutex
+// is tail-allocated in a `ManagedBuffer` (never a plain stored `pthread_mutex_t`, which Swift may
+// move), and debug builds use an error-checking mutex so a re-entrant `lock()` traps with a clear
+// message instead of deadlocking.
+
+internal import _EventBusShims
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+@preconcurrency import Glibc
+#elseif canImport(Musl)
+@preconcurrency import Musl
+#elseif canImport(Android)
+@preconcurrency import Android
+#else
+#error("EventBus's lock does not know this platform's C library.")
+#endif
+
+/// A value protected by a mutex.
+///
+/// `withLock` is the only way in. The closure must not run user code: callers decide under the lock,
+/// return what to do, and do it after unlocking.
+struct Locked<State>: @unchecked Sendable {
+    // @unchecked Sendable: `State` is only reached through `withLock`, which holds the mutex.
+    private let storage: LockStorage<State>
+
+    init(_ initial: State) {
+        storage = LockStorage.make(initial)
+    }
+
+    /// Runs `body` with exclusive access to the state.
+    @inline(__always)
+    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        try storage.withLock(body)
+    }
+}
+
+/// The state and its mutex in one allocation.
+final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
+    static func make(_ initial: State) -> LockStorage<State> {
+        let buffer = LockStorage<State>.create(minimumCapacity: 1) { _ in initial }
+        let storage = unsafeDowncast(buffer, to: LockStorage<State>.self)
+        storage.withUnsafeMutablePointerToElements { mutex in
+            var attributes = pthread_mutexattr_t()
+            pthread_mutexattr_init(&attributes)
+            defer { pthread_mutexattr_destroy(&attributes) }
+            #if DEBUG
+            // Debug builds: a re-entrant lock() fails (and traps below) instead of deadlocking.
+            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+            #endif
+            let error = pthread_mutex_init(mutex, &attributes)
+            precondition(error == 0, "pthread_mutex_init failed: \(error)")
+        }
+        return storage
+    }
+
+    deinit {
+        withUnsafeMutablePointerToElements { mutex in
+            let error = pthread_mutex_destroy(mutex)
+            precondition(error == 0, "pthread_mutex_destroy failed: \(error)")
+        }
+    }
+
+    /// Runs `body` with exclusive access to the state.
+    @inline(__always)
+    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        try withUnsafeMutablePointers { state, mutex in
+            let error = pthread_mutex_lock(mutex)
+            precondition(error == 0, "EventBus lock: pthread_mutex_lock failed (\(error)); re-entrant use of a bus lock is a bug")
+            defer { pthread_mutex_unlock(mutex) }
+            return try body(&state.pointee)
+        }
+    }
+}
+
+/// Whether the calling thread is the process's main thread.
+///
+/// Dispatch offers no non-trapping check and Foundation's `Thread.isMainThread` would make every
+/// file depend on Foundation, so this asks the C library directly.
+var isMainThread: Bool {
+    #if canImport(Darwin)
+    return pthread_main_np() != 0
+    #else
+    // Linux: the main thread is the one whose thread id is the process id.
+    return eventbus_current_thread_id() == Int(getpid())
+    #endif
+}

@@ -1,0 +1,175 @@
+import Dispatch
+
+/// The bus's index: event type → (key → subscriber list), behind one lock.
+///
+/// Every method decides under the lock and returns; objects the index lets go of (handlers,
+/// snapshots, nodes) are released by the caller after unlocking, so no user code — not even a
+/// captured value's `deinit` — runs while the lock is held.
+final class Registry: Sendable {
+    /// Type-erased subscribe request, filled by the makers.
+    struct Request<E: Event> {
+        var keys: [String]
+        var mode: DeliveryMode
+        var owner: AnyObject?
+        var isOwned: Bool
+        var handler: Handler<E>
+    }
+
+    private let index = Locked(Index())
+
+    deinit {
+        // The bus is gone: end every subscription (so queued deliveries do not start) and release
+        // the handlers, which `retired` drops when this deinit returns, with no lock held.
+        var retired = Retired()
+        index.withLock { index in
+            for bucket in index.buckets.values {
+                bucket.forEachNode { node in
+                    _ = node.end()
+                    if let handler = node.handlerStorage.take() { retired.add(handler) }
+                }
+            }
+        }
+        withExtendedLifetime(retired) {}
+    }
+
+    /// Registers a subscription and returns its token. O(1) for each key.
+    func subscribe<E: Event>(_ request: Request<E>) -> EventToken {
+        var retired = Retired()
+        let token = index.withLock { index in
+            index.tick(retired: &retired)
+            return index.insert(request, registry: self, retired: &retired)
+        }
+        withExtendedLifetime(retired) {}
+        return token
+    }
+
+    /// Unlinks a subscription whose token was just disposed. O(1) for each key.
+    func remove(_ token: EventToken) {
+        var retired = Retired()
+        index.withLock { index in
+            index.tick(retired: &retired)
+            index.unlink(token, retired: &retired)
+        }
+        withExtendedLifetime(retired) {}
+    }
+
+    /// The snapshots a dispatch of `E` with `key` iterates, or `nil` if nothing subscribes to `E`.
+    /// One lock acquisition; allocates nothing unless a snapshot must be rebuilt after a change.
+    @inline(__always)
+    func snapshots<E: Event>(
+        for _: E.Type, key: String?, retired: inout Retired
+    ) -> (keyed: Bucket<E>.Snapshot?, unkeyed: Bucket<E>.Snapshot)? {
+        index.withLock { index in
+            index.tick(retired: &retired)
+            guard let bucket = index.buckets[ObjectIdentifier(E.self)] else { return nil }
+            // Buckets are filed under `ObjectIdentifier(E.self)` only by `insert`, as `Bucket<E>`.
+            return unsafeDowncast(bucket, to: Bucket<E>.self).snapshots(for: key)
+        }
+    }
+
+    /// Removes the subscriptions of `E` whose owner has been deallocated.
+    func reapDeadOwners<E: Event>(of _: E.Type) {
+        var retired = Retired()
+        index.withLock { index in
+            guard let bucket = index.buckets[ObjectIdentifier(E.self)] else { return }
+            index.reapDeadOwners(in: bucket, retired: &retired)
+        }
+        withExtendedLifetime(retired) {}
+    }
+
+    /// Removes every subscription whose owner has been deallocated.
+    func purge() {
+        var retired = Retired()
+        index.withLock { $0.sweep(retired: &retired) }
+        withExtendedLifetime(retired) {}
+    }
+
+    /// The number of registered subscriptions, or of those to `typeID` only.
+    func count(of typeID: ObjectIdentifier? = nil) -> Int {
+        index.withLock { index in
+            guard let typeID else { return index.subscriptionCount }
+            return index.buckets[typeID].map { bucket in
+                var primaries = 0
+                bucket.forEachNode { if $0.primary == nil { primaries += 1 } }
+                return primaries
+            } ?? 0
+        }
+    }
+}
+
+/// The state behind the registry's lock.
+struct Index {
+    var buckets: [ObjectIdentifier: AnyBucket] = [:]
+    private(set) var subscriptionCount = 0
+    /// Subscription ids come from this counter; 0 is reserved for inert tokens.
+    private var nextID: UInt64 = 1
+    private var operationsSinceSweep = 0
+
+    /// The amortised sweep: every `max(256, subscriptionCount)` bus operations, subscriptions whose
+    /// owner is gone are removed. O(subscriptions) every that many operations: O(1) amortised.
+    static let minimumSweepInterval = 256
+
+    mutating func tick(retired: inout Retired) {
+        operationsSinceSweep &+= 1
+        if operationsSinceSweep >= Swift.max(Self.minimumSweepInterval, subscriptionCount) {
+            sweep(retired: &retired)
+        }
+    }
+
+    mutating func sweep(retired: inout Retired) {
+        operationsSinceSweep = 0
+        for bucket in buckets.values { reapDeadOwners(in: bucket, retired: &retired) }
+    }
+
+    mutating func reapDeadOwners(in bucket: AnyBucket, retired: inout Retired) {
+        bucket.forEachNode { node in
+            // forEachNode tolerates removal of the node it is on; a sibling further along that
+            // this removes is skipped because it is no longer linked.
+            guard node.isOwned, node.handlerStorage != nil, node.owner == nil else { return }
+            let subscription = node.subscription
+            _ = subscription.end()
+            unlink(subscription, retired: &retired)
+        }
+    }
+
+    mutating func insert<E: Event>(
+        _ request: Registry.Request<E>, registry: Registry, retired: inout Retired
+    ) -> EventToken {
+        let typeID = ObjectIdentifier(E.self)
+        let bucket = buckets[typeID] ?? {
+            let bucket = Bucket<E>()
+            buckets[typeID] = bucket
+            return bucket
+        }()
+        let id = nextID
+        nextID += 1
+        func node(key: String?, siblings: [EventToken] = []) -> EventToken {
+            EventToken(
+                id: id, eventTypeID: typeID, key: key, mode: request.mode,
+                owner: request.owner, isOwned: request.isOwned, registry: registry,
+                handler: request.handler, siblings: siblings
+            )
+        }
+        let siblings = request.keys.dropFirst().map { node(key: $0) }
+        let token = node(key: request.keys.first, siblings: siblings)
+        for sibling in siblings { sibling.primary = token }
+        bucket.insert(token, retired: &retired)
+        for sibling in siblings { bucket.insert(sibling, retired: &retired) }
+        subscriptionCount += 1
+        return token
+    }
+
+    /// Unlinks a subscription (a token and its siblings) and ends its siblings. Does nothing for
+    /// one that is already unlinked. The handlers go to `retired`.
+    mutating func unlink(_ token: EventToken, retired: inout Retired) {
+        guard token.handlerStorage != nil, let bucket = buckets[token.eventTypeID] else { return }
+        func unlink(_ node: EventToken) {
+            _ = node.end()
+            bucket.remove(node, retired: &retired)
+            if let handler = node.handlerStorage.take() { retired.add(handler) }
+        }
+        unlink(token)
+        token.siblings.forEach(unlink)
+        subscriptionCount -= 1
+    }
+}

@@ -1,0 +1,31 @@
+/// A weakly typed event: an id, which is its ``eventType``, and a JSON payload.
+///
+/// For modules that must not import each other's event types: they agree on ids and JSON
+/// instead, as with notifications, but the payload is a `Sendable`, `Codable`, `Hashable`
+/// ``JSONValue`` rather than `[String: Any]`. Subscribe to one id with `ofType`.
+///
+/// ```swift
+/// bus.on(JSONEvent.self).ofType("cart.updated").next { event in
+///     print(event.payload["count"]?.intValue ?? 0)
+/// }
+/// bus.dispatch(JSONEvent(id: "cart.updated", payload: ["count": 3]))
+/// ```
+public struct JSONEvent: Event, Hashable, Codable {
+    /// The event's name; subscribers pick it with `ofType(id)`.
+    public var id: String
+    /// The event's data.
+    public var payload: JSONValue
+
+    /// Creates an event named `id` carrying `payload` (`null` by default).
+    ///
+    /// ```swift
+    /// JSONEvent(id: "cart.updated", payload: ["count": 3])
+    /// ```
+    public init(id: String, payload: JSONValue = .null) {
+        self.id = id
+        self.payload = payload
+    }
+
+    /// The id: JSON events are routed by it.
+    public var eventType: String? { id }
+}

@@ -1,0 +1,31 @@
+// Compiler atomics for EventBus's per-subscription liveness word.
+//
+// Swift's `Synchronization.Atomic` needs iOS 18 / macOS 15; EventBus supports iOS 13 / macOS 10.15,
+// so the three operations it needs are written here over the GCC/Clang `__atomic` builtins, which
+// ThreadSanitizer understands. The atomics are `static inline`, so the dispatch path pays no call.
+#ifndef EVENTBUS_SHIMS_H
+#define EVENTBUS_SHIMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/// Loads `*word` with acquire ordering.
+static inline intptr_t eventbus_atomic_load(const intptr_t *word) {
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
+
+/// Stores `value` into `*word` with release ordering.
+static inline void eventbus_atomic_store(intptr_t *word, intptr_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+
+/// Replaces `*word` with `desired` if it equals `expected`; returns whether it did (acq_rel).
+static inline bool eventbus_atomic_compare_exchange(intptr_t *word, intptr_t expected, intptr_t desired) {
+    return __atomic_compare_exchange_n(word, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/// The kernel's id for the calling thread (Linux `gettid`, which Swift's Glibc module does not
+/// export); -1 where there is no such call. Used only to ask "is this the main thread?".
+long eventbus_current_thread_id(void);
+
+#endif

@@ -110,14 +110,14 @@ public final class EventBus: Sendable {
         busQueue.async { self.dispatch(event) }
     }
 
-    /// Dispatches `event` on the main thread: synchronously when called on the main thread,
-    /// otherwise enqueued to the main queue (in call order).
+    /// Dispatches `event` on the main queue: synchronously when called on the main queue (the main
+    /// thread), otherwise enqueued to the main queue (in call order).
     ///
     /// ```swift
     /// bus.dispatchOnMain(DownloadFinished(url: url))   // from a background thread
     /// ```
     public func dispatchOnMain<E: Event>(_ event: E) {
-        if isMainThread {
+        if isOnMainQueue {
             dispatch(event)
         } else {
             DispatchQueue.main.async { self.dispatch(event) }

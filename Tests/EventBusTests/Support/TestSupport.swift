@@ -1,0 +1,91 @@
+import Dispatch
+import Testing
+
+@testable import EventBus
+
+// Shared helpers for every suite. Every cross-thread wait here has a timeout, so a lost event or a
+// deadlock fails the test instead of hanging the run.
+
+/// The longest any single wait in the suite may block.
+let defaultTimeout: DispatchTimeInterval = .seconds(10)
+
+/// A value shared between a test and handlers running on other threads.
+final class Shared<Value>: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only reached through `withLock`, which holds the lock.
+    private let state: Locked<Value>
+
+    init(_ value: Value) { state = Locked(value) }
+
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R { try state.withLock(body) }
+
+    var value: Value { withLock { $0 } }
+}
+
+extension Shared where Value == [String] {
+    func append(_ entry: String) { withLock { $0.append(entry) } }
+}
+
+extension Shared where Value == Int {
+    func increment(by amount: Int = 1) { withLock { $0 += amount } }
+}
+
+/// Polls `condition` until it is true or `timeout` passes; returns whether it became true.
+@discardableResult
+func waitUntil(timeout: DispatchTimeInterval = defaultTimeout, _ condition: () -> Bool) -> Bool {
+    let deadline = DispatchTime.now() + timeout
+    while !condition() {
+        if DispatchTime.now() > deadline { return false }
+        usleepMilliseconds(1)
+    }
+    return true
+}
+
+/// Waits until every block enqueued on `queue` before this call has run.
+func drain(_ queue: DispatchQueue, timeout: DispatchTimeInterval = defaultTimeout) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    queue.async { done.signal() }
+    return done.wait(timeout: .now() + timeout) == .success
+}
+
+/// Runs `body` on a new thread and waits for it (with a timeout); returns whether it finished.
+@discardableResult
+func onAnotherThread(timeout: DispatchTimeInterval = defaultTimeout, _ body: @escaping @Sendable () -> Void) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    Thread.detach {
+        body()
+        done.signal()
+    }
+    return done.wait(timeout: .now() + timeout) == .success
+}
+
+/// Runs `count` copies of `body` concurrently, each on its own thread, and waits for all.
+@discardableResult
+func concurrently(_ count: Int, timeout: DispatchTimeInterval = defaultTimeout, _ body: @escaping @Sendable (Int) -> Void) -> Bool {
+    let group = DispatchGroup()
+    for index in 0..<count {
+        group.enter()
+        Thread.detach {
+            body(index)
+            group.leave()
+        }
+    }
+    return group.wait(timeout: .now() + timeout) == .success
+}
+
+func usleepMilliseconds(_ milliseconds: Int) {
+    let done = DispatchSemaphore(value: 0)
+    _ = done.wait(timeout: .now() + .milliseconds(milliseconds))
+}
+
+/// Starts real threads without Foundation (Dispatch's pool would reuse a few threads).
+enum Thread {
+    static func detach(_ body: @escaping @Sendable () -> Void) {
+        DispatchQueue(label: "EventBusTests.thread").async(execute: body)
+    }
+}
+
+/// An object whose deallocation a test can observe through a weak reference.
+final class Sentinel: @unchecked Sendable {
+    // @unchecked Sendable: no mutable state.
+    init() {}
+}

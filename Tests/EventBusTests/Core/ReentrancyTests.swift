@@ -1,0 +1,101 @@
+import Dispatch
+import Testing
+
+@testable import EventBus
+
+@Suite("Reentrancy: subscribing, disposing and dispatching from inside a handler")
+struct ReentrancyTests {
+    @Test("A dispatch from inside a handler is delivered immediately, depth-first")
+    func nestedDispatchIsDepthFirst() {
+        let bus = EventBus()
+        let log = Shared<[String]>([])
+        bus.on(Ping.self).next { event in
+            log.append("ping \(event.value) start")
+            if event.value < 2 { bus.dispatch(Ping(value: event.value + 1)) }
+            bus.dispatch(Pong(value: event.value))
+            log.append("ping \(event.value) end")
+        }
+        bus.on(Pong.self).next { log.append("pong \($0.value)") }
+
+        bus.dispatch(Ping(value: 0))
+
+        #expect(log.value == [
+            "ping 0 start", "ping 1 start", "ping 2 start", "pong 2", "ping 2 end",
+            "pong 1", "ping 1 end", "pong 0", "ping 0 end",
+        ])
+    }
+
+    @Test("A subscriber added from inside a handler does not receive the event being delivered")
+    func subscribeDuringDelivery() {
+        let bus = EventBus()
+        let log = Shared<[String]>([])
+        bus.on(Ping.self).next { event in
+            log.append("first \(event.value)")
+            if event.value == 0 { bus.on(Ping.self).next { log.append("late \($0.value)") } }
+        }
+
+        bus.dispatch(Ping(value: 0))
+        bus.dispatch(Ping(value: 1))
+
+        #expect(log.value == ["first 0", "first 1", "late 1"])
+    }
+
+    @Test("A handler may dispose its own subscription; it is not called again")
+    func disposeSelf() {
+        let bus = EventBus()
+        let calls = Shared(0)
+        let token = Shared<EventToken?>(nil)
+        token.withLock { slot in
+            slot = bus.on(Ping.self).next { _ in
+                calls.increment()
+                token.value?.dispose()
+            }
+        }
+        bus.dispatch(Ping())
+        bus.dispatch(Ping())
+        #expect(calls.value == 1)
+        #expect(bus.subscriptionCount == 0)
+    }
+
+    @Test("Disposing a subscriber not yet called for the current event skips it; disposing one already called changes nothing")
+    func disposeOthersDuringDelivery() {
+        let bus = EventBus()
+        let log = Shared<[String]>([])
+        let later = Shared<EventToken?>(nil)
+        let earlier = bus.on(Ping.self).next { event in log.append("earlier \(event.value)") }
+        bus.on(Ping.self).next { event in
+            log.append("middle \(event.value)")
+            if event.value == 0 {
+                later.value?.dispose()
+                earlier.dispose()
+            }
+        }
+        later.withLock { $0 = bus.on(Ping.self).next { log.append("later \($0.value)") } }
+
+        bus.dispatch(Ping(value: 0))
+        bus.dispatch(Ping(value: 1))
+
+        #expect(log.value == ["earlier 0", "middle 0", "middle 1"])
+    }
+
+    @Test("Handlers never run under the bus lock: a handler can call back into the bus, also from another thread")
+    func noLockHeldDuringHandlers() {
+        let bus = EventBus()
+        let results = Shared<[String]>([])
+        bus.on(Ping.self).next { _ in
+            // Same thread: would trap on the error-checking mutex (debug) if the lock were held.
+            results.append("count \(bus.subscriptionCount)")
+            // Another thread that needs the lock: would deadlock (and time out) if it were held.
+            let finished = onAnotherThread(timeout: .seconds(5)) {
+                let token = bus.on(Pong.self).next { _ in }
+                token.dispose()
+                results.append("other thread subscribed")
+            }
+            results.append(finished ? "no deadlock" : "DEADLOCK")
+        }
+
+        bus.dispatch(Ping())
+
+        #expect(results.value == ["count 1", "other thread subscribed", "no deadlock"])
+    }
+}

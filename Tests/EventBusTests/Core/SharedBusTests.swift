@@ -1,0 +1,24 @@
+import Testing
+
+@testable import EventBus
+
+/// The only suite that touches `EventBus.shared`; serialized so its assertions see only itself.
+@Suite("EventBus.shared and subscribe(_:)", .serialized)
+struct SharedBusTests {
+    struct SharedOnly: Event { let text: String }
+
+    @Test("subscribe(_:) is EventBus.shared.on(_:).freeWith(self)")
+    func subscribeUsesSharedBus() {
+        let log = Shared<[String]>([])
+        var screen: Screen? = Screen("shared", log: log)
+        screen!.subscribe(SharedOnly.self).next { owner, event in owner.log.append(event.text) }
+        #expect(EventBus.shared.subscriptionCount(of: SharedOnly.self) == 1)
+
+        EventBus.shared.dispatch(SharedOnly(text: "hello"))
+        screen = nil
+        EventBus.shared.dispatch(SharedOnly(text: "gone"))
+
+        #expect(log.value == ["hello"])
+        #expect(EventBus.shared.subscriptionCount(of: SharedOnly.self) == 0)
+    }
+}

@@ -9,12 +9,19 @@
 /// payload["age"]?.intValue            // 31
 /// ```
 public enum JSONValue: Sendable, Hashable, Codable {
+    /// JSON `null`; also written `nil` in a literal.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number without a fractional part or exponent, as decoded; `42` in a literal.
     case int(Int)
+    /// Any other number; `4.2` in a literal.
     case double(Double)
+    /// A string.
     case string(String)
+    /// An ordered list of values.
     case array([JSONValue])
+    /// Members by name; member order is not kept.
     case object([String: JSONValue])
 
     /// The member named `key` of an object, or `nil` (not an object, or no such member).

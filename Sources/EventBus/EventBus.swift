@@ -35,7 +35,7 @@ public final class EventBus: Sendable {
     /// ```
     public static let shared = EventBus()
 
-    let registry = Registry()
+    let registry: Registry
 
     /// The serial queue behind ``dispatchOnBusQueue(_:)``.
     private let busQueue = DispatchQueue(label: "EventBus.busQueue")
@@ -48,7 +48,15 @@ public final class EventBus: Sendable {
     /// ```swift
     /// let bus = EventBus()   // e.g. one per test, or one per module
     /// ```
-    public init() {}
+    public init() {
+        registry = Registry()
+    }
+
+    /// Creates a bus whose event types with hooks read `hookConfiguration` (opaque to the core; the
+    /// NotificationCenter bridge's `init(notificationCenter:)` passes its center here).
+    init(hookConfiguration: any Sendable) {
+        registry = Registry(hookConfiguration: hookConfiguration)
+    }
 
     /// Starts a subscription to events of exactly type `type`.
     ///
@@ -86,16 +94,16 @@ public final class EventBus: Sendable {
     public func dispatch<E: Event>(_ event: E) {
         var retired = Retired()
         let key = event.eventType
-        guard let (keyed, unkeyed) = registry.snapshots(for: E.self, key: key, retired: &retired) else {
+        guard let (keyed, unkeyed, isHooked) = registry.snapshots(for: E.self, key: key, retired: &retired) else {
             return
         }
         withExtendedLifetime(retired) {}
-        var ownerDied = false
-        if let keyed {
-            for delivery in keyed where !delivery.deliver(event) { ownerDied = true }
+        // Event types with hooks (the NotificationCenter bridge's) route their dispatches themselves.
+        if isHooked {
+            registry.hooks(for: E.self)?.dispatch(event)
+            return
         }
-        for delivery in unkeyed where !delivery.deliver(event) { ownerDied = true }
-        if ownerDied { registry.reapDeadOwners(of: E.self) }
+        registry.fanOut(event, keyed: keyed, unkeyed: unkeyed)
     }
 
     /// Dispatches `event` asynchronously on the bus's own serial queue.

@@ -6,6 +6,8 @@
 class AnyBucket {
     var unkeyed = SubscriberList()
     var keyed: [String: SubscriberList] = [:]
+    /// What the event type adds to the bus (see ``AnyEventHooks``); set once, never replaced.
+    var hooks: AnyEventHooks?
 
     final var count: Int { keyed.values.reduce(unkeyed.count) { $0 + $1.count } }
 
@@ -21,16 +23,25 @@ class AnyBucket {
     final func remove(_ node: EventToken, retired: inout Retired) {
         if let key = node.key {
             keyed[key]?.remove(node)
-            if keyed[key]?.isEmpty == true { keyed[key] = nil }
+            if keyed[key]?.isEmpty == true {
+                keyed[key] = nil
+                hooks?.keyEnded(key, retired: &retired)
+            }
         } else {
             unkeyed.remove(node)
         }
         invalidate(key: node.key, retired: &retired)
     }
 
-    /// Calls `body` on every node of every list; `body` may remove the node it is given.
+    /// Calls `body` on every node of every list; `body` may remove the node it is given and that
+    /// node's siblings (in other lists).
     final func forEachNode(_ body: (EventToken) -> Void) {
-        for list in keyed.values { list.forEach(body) }
+        // Read each list when its turn comes, never from a copy made up front: removing a sibling
+        // may unlink the head of a list not walked yet, and a stale copy would stop at that node.
+        for key in Array(keyed.keys) {
+            let list = keyed[key]
+            list?.forEach(body)
+        }
         unkeyed.forEach(body)
     }
 

@@ -17,6 +17,22 @@ final class Registry: Sendable {
 
     private let index = Locked(Index())
 
+    /// Per-bus settings for event types with hooks, opaque to the core (the NotificationCenter
+    /// bridge keeps the bus's center here). Immutable.
+    let hookConfiguration: (any Sendable)?
+
+    init(hookConfiguration: (any Sendable)? = nil) {
+        self.hookConfiguration = hookConfiguration
+        // The buckets of event types that come with hooks exist from the start, so that the first
+        // dispatch of such a type already goes through its hooks.
+        let hooked = Self.builtInHookedEvents.map { type in
+            (ObjectIdentifier(type), type.makeHookedBucket(for: self))
+        }
+        index.withLock { index in
+            for (typeID, bucket) in hooked { index.buckets[typeID] = bucket }
+        }
+    }
+
     deinit {
         // The bus is gone: end every subscription (so queued deliveries do not start) and release
         // the handlers, which `retired` drops when this deinit returns, with no lock held.
@@ -35,11 +51,13 @@ final class Registry: Sendable {
     /// Registers a subscription and returns its token. O(1) for each key.
     func subscribe<E: Event>(_ request: Request<E>) -> EventToken {
         var retired = Retired()
+        var afterUnlock = AfterUnlock()
         let token = index.withLock { index in
             index.tick(retired: &retired)
-            return index.insert(request, registry: self, retired: &retired)
+            return index.insert(request, registry: self, retired: &retired, afterUnlock: &afterUnlock)
         }
         withExtendedLifetime(retired) {}
+        afterUnlock.run()
         return token
     }
 
@@ -55,15 +73,69 @@ final class Registry: Sendable {
 
     /// The snapshots a dispatch of `E` with `key` iterates, or `nil` if nothing subscribes to `E`.
     /// One lock acquisition; allocates nothing unless a snapshot must be rebuilt after a change.
+    ///
+    /// If `E` has hooks (and `bypassingHooks` is `false`), returns no snapshots and `isHooked`:
+    /// the caller hands the event to ``hooks(for:)`` instead.
     @inline(__always)
     func snapshots<E: Event>(
-        for _: E.Type, key: String?, retired: inout Retired
-    ) -> (keyed: Bucket<E>.Snapshot?, unkeyed: Bucket<E>.Snapshot)? {
+        for _: E.Type, key: String?, bypassingHooks: Bool = false, retired: inout Retired
+    ) -> (keyed: Bucket<E>.Snapshot?, unkeyed: Bucket<E>.Snapshot, isHooked: Bool)? {
         index.withLock { index in
             index.tick(retired: &retired)
             guard let bucket = index.buckets[ObjectIdentifier(E.self)] else { return nil }
-            // Buckets are filed under `ObjectIdentifier(E.self)` only by `insert`, as `Bucket<E>`.
-            return unsafeDowncast(bucket, to: Bucket<E>.self).snapshots(for: key)
+            if !bypassingHooks, bucket.hooks != nil { return (nil, Bucket<E>.Snapshot(), true) }
+            // Buckets are filed under `ObjectIdentifier(E.self)` only as `Bucket<E>` (by `insert`,
+            // `init` and `installHooks`).
+            let (keyed, unkeyed) = unsafeDowncast(bucket, to: Bucket<E>.self).snapshots(for: key)
+            return (keyed, unkeyed, false)
+        }
+    }
+
+    /// Calls the subscribers in `keyed`, then those in `unkeyed`, as `dispatch` does, and reclaims
+    /// the subscriptions whose owner turned out to be gone. Runs with no lock held.
+    @inline(__always)
+    func fanOut<E: Event>(_ event: E, keyed: Bucket<E>.Snapshot?, unkeyed: Bucket<E>.Snapshot) {
+        var ownerDied = false
+        if let keyed {
+            for delivery in keyed where !delivery.deliver(event) { ownerDied = true }
+        }
+        for delivery in unkeyed where !delivery.deliver(event) { ownerDied = true }
+        if ownerDied { reapDeadOwners(of: E.self) }
+    }
+
+    /// Delivers `event` to the subscribers of `key` (and, if `includingUnkeyed`, to the unkeyed
+    /// ones), bypassing `E`'s hooks: how hooks hand an event to the bus's subscribers.
+    func deliver<E: Event>(_ event: E, key: String?, includingUnkeyed: Bool = true) {
+        var retired = Retired()
+        let route = snapshots(for: E.self, key: key, bypassingHooks: true, retired: &retired)
+        withExtendedLifetime(retired) {}
+        guard let (keyed, unkeyed, _) = route else { return }
+        fanOut(event, keyed: keyed, unkeyed: includingUnkeyed ? unkeyed : Bucket<E>.Snapshot())
+    }
+
+    /// The hooks of `E` on this bus, if it has any.
+    func hooks<E: Event>(for _: E.Type) -> EventHooks<E>? {
+        index.withLock { index in
+            // Hooks on the bucket of `E` are `EventHooks<E>` (see `init` and `installHooks`).
+            index.buckets[ObjectIdentifier(E.self)]?.hooks.map { unsafeDowncast($0, to: EventHooks<E>.self) }
+        }
+    }
+
+    /// Gives `E` hooks on this bus, made by `make` (under the lock: it must not run user code),
+    /// unless it already has some; returns the hooks `E` has afterwards, or `nil` if it has hooks
+    /// of another kind.
+    func installHooks<E: Event, Hooks: EventHooks<E>>(for _: E.Type, _ make: () -> Hooks) -> Hooks? {
+        index.withLock { index in
+            let typeID = ObjectIdentifier(E.self)
+            let bucket = index.buckets[typeID] ?? {
+                let bucket = Bucket<E>()
+                index.buckets[typeID] = bucket
+                return bucket
+            }()
+            if let hooks = bucket.hooks { return hooks as? Hooks }
+            let hooks = make()
+            bucket.hooks = hooks
+            return hooks
         }
     }
 
@@ -125,7 +197,14 @@ struct Index {
         bucket.forEachNode { node in
             // forEachNode tolerates removal of the node it is on; a sibling further along that
             // this removes is skipped because it is no longer linked.
-            guard node.isOwned, node.handlerStorage != nil, node.owner == nil else { return }
+            guard node.isOwned, node.handlerStorage != nil else { return }
+            // Reading the weak reference retains a live owner; if another thread drops the owner's
+            // last reference meanwhile, releasing ours would run its deinit under the lock: park it
+            // in `retired`, released after unlocking.
+            if let owner = node.owner {
+                retired.add(owner)
+                return
+            }
             let subscription = node.subscription
             _ = subscription.end()
             unlink(subscription, retired: &retired)
@@ -133,7 +212,8 @@ struct Index {
     }
 
     mutating func insert<E: Event>(
-        _ request: Registry.Request<E>, registry: Registry, retired: inout Retired
+        _ request: Registry.Request<E>, registry: Registry, retired: inout Retired,
+        afterUnlock: inout AfterUnlock
     ) -> EventToken {
         let typeID = ObjectIdentifier(E.self)
         let bucket = buckets[typeID] ?? {
@@ -141,6 +221,9 @@ struct Index {
             buckets[typeID] = bucket
             return bucket
         }()
+        if let hooks = bucket.hooks, !hooks.admit(keys: request.keys, afterUnlock: &afterUnlock) {
+            return .inert(for: E.self)
+        }
         let id = nextID
         nextID += 1
         func node(key: String?, siblings: [EventToken] = []) -> EventToken {
@@ -156,6 +239,9 @@ struct Index {
         bucket.insert(token, retired: &retired)
         for sibling in siblings { bucket.insert(sibling, retired: &retired) }
         subscriptionCount += 1
+        if let hooks = bucket.hooks {
+            for key in request.keys { hooks.subscribed(key: key, afterUnlock: &afterUnlock) }
+        }
         return token
     }
 

@@ -1,0 +1,151 @@
+public import Foundation
+
+extension EventBus {
+    /// Creates an independent bus whose NotificationCenter bridge uses `notificationCenter`.
+    ///
+    /// A bus made with ``init()`` (and ``shared``) bridges with `NotificationCenter.default`. Give
+    /// tests, or modules with a center of their own, a bus on their center. Subscriptions end when the
+    /// bus is deallocated, and its observers are then removed from the center.
+    ///
+    /// ```swift
+    /// let center = NotificationCenter()
+    /// let bus = EventBus(notificationCenter: center)
+    /// ```
+    public convenience init(notificationCenter: NotificationCenter) {
+        self.init(hookConfiguration: NotificationBridgeConfiguration(center: notificationCenter))
+    }
+
+    /// The center this bus bridges notifications with: the one given to
+    /// ``init(notificationCenter:)``, otherwise `NotificationCenter.default`.
+    ///
+    /// ```swift
+    /// bus.notificationCenter.post(name: .userDidLogIn, object: nil)   // reaches bus subscribers too
+    /// ```
+    public var notificationCenter: NotificationCenter { notificationHooks.center }
+
+    /// Called when the NotificationCenter bridge refuses a subscription or skips a notification
+    /// that does not convert; see ``NotificationBridgeIssue``.
+    ///
+    /// Runs on the thread where the issue happened (the subscribing or posting thread), never under
+    /// the bus's lock. `nil` (the default): debug builds print the issue to standard error, release
+    /// builds stay silent. Settable at any time, from any thread.
+    ///
+    /// ```swift
+    /// bus.notificationBridgeIssueHandler = { issue in
+    ///     if case .conversionFailed = issue { metrics.increment("notifications.skipped") }
+    ///     logger.warning("\(issue)")
+    /// }
+    /// ```
+    public var notificationBridgeIssueHandler: (@Sendable (NotificationBridgeIssue) -> Void)? {
+        get { notificationHooks.issueHandler.withLock { $0 } }
+        set { notificationHooks.issueHandler.withLock { $0 = newValue } }
+    }
+
+    /// Starts a subscription to the notifications named `name`, optionally only those posted by
+    /// `object`, through the bus's ``notificationCenter``.
+    ///
+    /// The same as `on(NotificationEvent.self).ofType(name.rawValue)` (for a sender, a key that
+    /// also names it). Chain it like any maker; ``SubscriberMaker/ofType(_:object:)`` adds more
+    /// names. While at least one subscription to a name lives, the bus has exactly one observer for
+    /// that name on its center, whatever the number of subscriptions and senders; the observer is
+    /// removed when the last of them ends (disposed, owner gone, bag emptied, bus deallocated).
+    ///
+    /// Handlers run on the posting thread (NotificationCenter calls observers synchronously), or on
+    /// the ``SubscriberMaker/atQueue(_:)`` queue. `object` is matched by identity and not retained:
+    /// like NotificationCenter, keep it alive while subscribed.
+    ///
+    /// ```swift
+    /// let token = bus.on(notification: .playerDidStop, object: player)
+    ///     .atQueue(.main)
+    ///     .next { event in print("stopped", event.userInfo ?? [:]) }
+    /// token.dispose()   // last subscription to .playerDidStop: the observer leaves the center
+    /// ```
+    public func on(notification name: Notification.Name, object: AnyObject? = nil) -> SubscriberMaker<NotificationEvent> {
+        on(NotificationEvent.self).ofType(name, object: object)
+    }
+
+    /// Posts `notification` to the bus's ``notificationCenter``.
+    ///
+    /// Legacy observers of the center see it, and the bus's subscribers to its name receive it
+    /// exactly once, through the bridge's observer (so on the posting thread, before `dispatch`
+    /// returns, or on their queue). Nothing is posted back: no echo, no loop. The same as
+    /// `dispatch(NotificationEvent(notification))`.
+    ///
+    /// ```swift
+    /// bus.dispatch(Notification(name: .userDidLogIn, object: nil, userInfo: ["id": "42"]))
+    /// ```
+    public func dispatch(_ notification: Notification) {
+        dispatch(NotificationEvent(notification))
+    }
+
+    /// The bridge's hooks on this bus, which every bus has from its creation.
+    var notificationHooks: NotificationHooks {
+        guard let hooks = registry.hooks(for: NotificationEvent.self) as? NotificationHooks else {
+            preconditionFailure("EventBus: a bus without its NotificationCenter bridge hooks")
+        }
+        return hooks
+    }
+}
+
+extension SubscriberMaker where E == NotificationEvent {
+    /// Also receives the notifications named `name` (only those posted by `object`, if given).
+    ///
+    /// Chain it to subscribe to several names with one token; see
+    /// ``EventBus/on(notification:object:)``.
+    ///
+    /// ```swift
+    /// bus.on(notification: .userDidLogIn).ofType(.userDidLogOut).next { event in print(event.name) }
+    /// ```
+    public func ofType(_ name: Notification.Name, object: AnyObject? = nil) -> SubscriberMaker<NotificationEvent> {
+        ofType(object.map { SenderKey.key(name: name, sender: $0) } ?? name.rawValue)
+    }
+}
+
+extension OwnedSubscriberMaker where E == NotificationEvent {
+    /// Also receives the notifications named `name` (only those posted by `object`, if given); see
+    /// ``SubscriberMaker/ofType(_:object:)``.
+    ///
+    /// ```swift
+    /// subscribeNotification(.userDidLogIn).ofType(.userDidLogOut).next { owner, event in owner.refresh() }
+    /// ```
+    public func ofType(_ name: Notification.Name, object: AnyObject? = nil) -> OwnedSubscriberMaker<NotificationEvent, Owner> {
+        ofType(object.map { SenderKey.key(name: name, sender: $0) } ?? name.rawValue)
+    }
+}
+
+extension EventSubscribing {
+    /// Starts a subscription to the notifications named `name` (optionally only from `object`) on
+    /// `bus` (the shared bus by default), bound to `self`.
+    ///
+    /// Equivalent to `bus.on(notification: name, object: object).freeWith(self)`: it ends when
+    /// `self` is deallocated, and with it the bus's observer for `name` if it was the last
+    /// subscription to that name. Handlers run on the posting thread unless you chain
+    /// ``OwnedSubscriberMaker/atQueue(_:)``.
+    ///
+    /// ```swift
+    /// final class ProfileScreen: UIViewController {   // every NSObject is EventSubscribing
+    ///     override func viewDidLoad() {
+    ///         super.viewDidLoad()
+    ///         subscribeNotification(.userDidLogIn).next { owner, event in owner.reload() }
+    ///     }
+    /// }
+    /// ```
+    public func subscribeNotification(
+        _ name: Notification.Name, object: AnyObject? = nil, on bus: EventBus = .shared
+    ) -> OwnedSubscriberMaker<NotificationEvent, Self> {
+        bus.on(notification: name, object: object).freeWith(self)
+    }
+}
+
+/// Every `NSObject` subclass gets ``EventSubscribing/subscribe(_:on:)`` and
+/// ``EventSubscribing/subscribeNotification(_:object:on:)``, bound to its lifetime.
+///
+/// ```swift
+/// final class InboxViewController: UIViewController {
+///     override func viewDidLoad() {
+///         super.viewDidLoad()
+///         subscribe(ChatMessage.self).next { owner, message in owner.append(message) }
+///     }
+/// }
+/// ```
+extension NSObject: EventSubscribing {}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// Something the NotificationCenter bridge refused or skipped, reported to
+/// ``EventBus/notificationBridgeIssueHandler``.
+///
+/// None of these is a crash: the bridge carries on. Without a handler, debug builds print the issue
+/// to standard error and release builds stay silent.
+///
+/// ```swift
+/// bus.notificationBridgeIssueHandler = { issue in
+///     logger.warning("\(issue)")
+/// }
+/// ```
+public enum NotificationBridgeIssue: Sendable, CustomStringConvertible {
+    /// A subscription to ``NotificationEvent`` without a name (no `ofType`) was refused: `next`
+    /// returned an already disposed token and the handler will never be called.
+    ///
+    /// A bus cannot observe every notification of a center; name the notifications you want with
+    /// ``EventBus/on(notification:object:)`` or `ofType(name.rawValue)`.
+    case unnamedSubscriptionRefused
+
+    /// A notification did not convert to a typed event (the converter returned `nil`), so that
+    /// event was not delivered. The notification still reached everyone else.
+    case conversionFailed(NotificationEvent, eventType: any Event.Type)
+
+    /// A typed bridge for `eventType` was refused: ``NotificationEvent`` cannot be bridged to a
+    /// notification (it already is one). The returned token is already disposed.
+    case bridgeRefused(eventType: any Event.Type)
+
+    /// A one-line description, as printed by debug builds without a handler.
+    ///
+    /// ```swift
+    /// bus.notificationBridgeIssueHandler = { print($0.description) }
+    /// ```
+    public var description: String {
+        switch self {
+        case .unnamedSubscriptionRefused:
+            return "a subscription to NotificationEvent without a name was refused (use on(notification:) or ofType(name.rawValue)); its token is disposed"
+        case .conversionFailed(let event, let eventType):
+            return "notification \(event.name.rawValue) did not convert to \(eventType); skipped"
+        case .bridgeRefused(let eventType):
+            return "\(eventType) cannot be bridged to a notification; the bridge was refused"
+        }
+    }
+}

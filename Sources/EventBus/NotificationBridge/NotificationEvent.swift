@@ -1,0 +1,93 @@
+public import Foundation
+
+/// A `Notification` travelling on an ``EventBus``: the event type of the NotificationCenter bridge.
+///
+/// Its ``eventType`` is the notification's name, so a subscription picks names with
+/// ``EventBus/on(notification:object:)`` (or `on(NotificationEvent.self).ofType(name.rawValue)`).
+/// Every subscription to `NotificationEvent` has at least one name; one without is refused (see
+/// ``NotificationBridgeIssue/unnamedSubscriptionRefused``).
+///
+/// `Notification` itself cannot be an ``Event``: Foundation marks it not `Sendable` (its `object`
+/// and `userInfo` are `Any`), on Apple platforms and in swift-corelibs-foundation alike. The bus
+/// carries it in this wrapper instead; ``notification`` gives it back unchanged.
+///
+/// ```swift
+/// bus.on(notification: .userDidLogIn).next { event in
+///     print(event.name, event.userInfo ?? [:])
+/// }
+/// bus.dispatch(Notification(name: .userDidLogIn))   // posted to the bus's center
+/// ```
+///
+/// > Important: A notification's `object` and `userInfo` cross threads on the bus exactly as they
+/// > do through `NotificationCenter` (whose observers may run on any thread or queue): the poster
+/// > vouches for their thread safety. Prefer a typed event (see
+/// > ``EventBus/bridge(notification:object:to:converter:)``) that copies what you need.
+public struct NotificationEvent: Event, @unchecked Sendable {
+    // @unchecked Sendable: an immutable value whose payload is shared between threads under the
+    // same contract as NotificationCenter's (documented above); the bus never mutates it.
+
+    /// The notification, unchanged.
+    ///
+    /// ```swift
+    /// bus.on(notification: .userDidLogIn).next { event in legacyHandler(event.notification) }
+    /// ```
+    public let notification: Notification
+
+    /// Wraps `notification` for the bus.
+    ///
+    /// ```swift
+    /// bus.dispatch(NotificationEvent(notification))   // same as bus.dispatch(notification)
+    /// ```
+    public init(_ notification: Notification) {
+        self.notification = notification
+    }
+
+    /// Makes the notification `name` from `object` with `userInfo`, for the bus.
+    ///
+    /// ```swift
+    /// bus.dispatch(NotificationEvent(name: .userDidLogIn, object: session))
+    /// ```
+    public init(name: Notification.Name, object: Any? = nil, userInfo: [AnyHashable: Any]? = nil) {
+        self.notification = Notification(name: name, object: object, userInfo: userInfo)
+    }
+
+    /// The notification's name, which is also its ``eventType``.
+    ///
+    /// ```swift
+    /// bus.on(notification: .a).ofType(.b).next { event in print(event.name) }
+    /// ```
+    public var name: Notification.Name { notification.name }
+
+    /// The object that posted the notification (`Notification.object`).
+    ///
+    /// ```swift
+    /// bus.on(notification: .playerDidStop).next { event in print(event.object ?? "no sender") }
+    /// ```
+    public var object: Any? { notification.object }
+
+    /// The notification's `userInfo`.
+    ///
+    /// ```swift
+    /// bus.on(notification: .userDidLogIn).next { event in print(event.userInfo?["id"] ?? "") }
+    /// ```
+    public var userInfo: [AnyHashable: Any]? { notification.userInfo }
+
+    /// The routing key: the notification's name (`name.rawValue`).
+    ///
+    /// ```swift
+    /// bus.on(NotificationEvent.self).ofType(Notification.Name.userDidLogIn.rawValue)   // = on(notification:)
+    /// ```
+    public var eventType: String? { notification.name.rawValue }
+}
+
+extension NotificationEvent: HookedEvent {
+    static func makeHooks(for registry: Registry) -> EventHooks<NotificationEvent> {
+        NotificationHooks(registry: registry)
+    }
+}
+
+extension Registry {
+    /// The event types whose buckets carry hooks on every bus (see ``HookedEvent``): only
+    /// ``NotificationEvent``, declared here so that the core never names a Foundation type.
+    static var builtInHookedEvents: [any HookedEvent.Type] { [NotificationEvent.self] }
+}

@@ -1,0 +1,182 @@
+import Foundation
+
+/// The per-bus settings the NotificationCenter bridge reads from ``Registry/hookConfiguration``.
+struct NotificationBridgeConfiguration: Sendable {
+    let center: NotificationCenter
+}
+
+/// The hooks of ``NotificationEvent`` on one bus: one observer per subscribed name on the bus's
+/// center, and dispatch by posting to that center.
+///
+/// Reference counting follows the bus index, under the bus lock: a name is observed while at least
+/// one of its keys (the plain name, or a name filtered by sender) has a subscription. The transitions
+/// are decided under the bus lock; the center is only called after unlocking (install) or when the
+/// retired ``Observation`` is released (removal), so no Foundation or user code runs under the lock.
+final class NotificationHooks: EventHooks<NotificationEvent>, @unchecked Sendable {
+    // @unchecked Sendable: `observations` is touched only by the lifecycle methods, which the index
+    // calls under the bus lock; `issueHandler` has its own lock; everything else is immutable.
+
+    let center: NotificationCenter
+    private weak let registry: Registry?
+    /// The handler of ``EventBus/notificationBridgeIssueHandler``.
+    let issueHandler = Locked<(@Sendable (NotificationBridgeIssue) -> Void)?>(nil)
+    /// Calls into this bus's observer blocks, current or stale (for tests).
+    let observerCalls = CallCounter()
+
+    /// Guarded by the bus lock: the observation of each name, and the keys that keep it.
+    private var observations: [String: (observation: Observation, keys: Set<String>)] = [:]
+
+    init(registry: Registry) {
+        let configuration = registry.hookConfiguration as? NotificationBridgeConfiguration
+        center = configuration?.center ?? .default
+        self.registry = registry
+    }
+
+    override func admit(keys: [String], afterUnlock: inout AfterUnlock) -> Bool {
+        guard keys.isEmpty else { return true }
+        afterUnlock.add { self.report(.unnamedSubscriptionRefused) }
+        return false
+    }
+
+    override func subscribed(key: String, afterUnlock: inout AfterUnlock) {
+        let name = SenderKey.name(ofKey: key)
+        var entry = observations[name] ?? (
+            Observation(name: Notification.Name(name), center: center, registry: registry, calls: observerCalls),
+            []
+        )
+        entry.keys.insert(key)
+        observations[name] = entry
+        // Every subscriber installs (idempotently) before its `next` returns, so that a post made
+        // after `next` returned reaches it, even if another thread created the observation.
+        let observation = entry.observation
+        afterUnlock.add { observation.install() }
+    }
+
+    override func keyEnded(_ key: String, retired: inout Retired) {
+        let name = SenderKey.name(ofKey: key)
+        guard var entry = observations[name] else { return }
+        entry.keys.remove(key)
+        if entry.keys.isEmpty {
+            observations[name] = nil
+            // Stale from now on: a post that still reaches its block delivers nothing. Released
+            // after unlocking, its deinit removes the observer from the center.
+            entry.observation.retire()
+            retired.add(entry.observation)
+        } else {
+            observations[name] = entry
+        }
+    }
+
+    override func dispatch(_ event: NotificationEvent) {
+        // Bus subscribers get it through the observer, exactly once; legacy observers get it too.
+        center.post(event.notification)
+    }
+
+    /// Hands `issue` to the bus's issue handler; without one, debug builds print it to standard error.
+    func report(_ issue: NotificationBridgeIssue) {
+        if let handler = issueHandler.withLock({ $0 }) {
+            handler(issue)
+        } else {
+            #if DEBUG
+            FileHandle.standardError.write(Data("EventBus: \(issue)\n".utf8))
+            #endif
+        }
+    }
+}
+
+/// The observer of one name on a bus's center, from the first subscription to that name until the
+/// last one ends.
+///
+/// At most one observation per (bus, name) is current at any time (they are made and retired under
+/// the bus lock), and only the current one delivers. So when the last subscription ends while a new
+/// one arrives, the retiring observer and its successor may both be installed for a moment, but a
+/// post is delivered to the bus once.
+final class Observation: @unchecked Sendable {
+    // @unchecked Sendable: `installation` has its own lock; `current` is atomic; the rest is immutable.
+
+    /// Orders an observer block after its installation, for ThreadSanitizer's benefit. The center
+    /// already publishes blocks under its own lock, but on Linux swift-foundation's lock is invisible
+    /// to ThreadSanitizer, which then reports the block's first reads of this object as races. The
+    /// installer passes through this lock after making the block, and the block before reading
+    /// anything: an empty critical section, taken once per observer call. (Its state is not `Void`:
+    /// a zero-sized state would share its address with the mutex, which confuses ThreadSanitizer.)
+    private static let handOff = Locked(false)
+
+    let name: Notification.Name
+    private let center: NotificationCenter
+    private weak let registry: Registry?
+    private let calls: CallCounter
+    private let current = AtomicLiveness()
+    private let installation = Locked<(any NSObjectProtocol)?>(nil)
+
+    init(name: Notification.Name, center: NotificationCenter, registry: Registry?, calls: CallCounter) {
+        self.name = name
+        self.center = center
+        self.registry = registry
+        self.calls = calls
+    }
+
+    deinit {
+        if let observer = installation.withLock({ $0 }) { center.removeObserver(observer) }
+    }
+
+    /// Whether this is the observation that delivers for its name.
+    var isCurrent: Bool { current.isLive }
+
+    /// Marks the observation stale (called under the bus lock: atomic, runs no other code).
+    func retire() { _ = current.end() }
+
+    /// Adds the observer to the center unless it is installed or stale. Called with no bus lock.
+    func install() {
+        installation.withLock { observer in
+            // Installers are serialized by this lock, so the center gets one observer. The block
+            // never takes this lock, so holding it while the center takes its own cannot deadlock.
+            guard observer == nil, isCurrent else { return }
+            let block: @Sendable (Notification) -> Void = { [weak self] notification in
+                Observation.handOff.withLock { _ in }
+                self?.receive(notification)
+            }
+            Self.handOff.withLock { _ in }
+            observer = center.addObserver(forName: name, object: nil, queue: nil, using: block)
+        }
+    }
+
+    /// The observer block: delivers the notification to the bus's subscribers of its name, then to
+    /// those of its name filtered by its sender.
+    private func receive(_ notification: Notification) {
+        calls.increment()
+        guard isCurrent, let registry else { return }
+        let event = NotificationEvent(notification)
+        registry.deliver(event, key: name.rawValue, includingUnkeyed: false)
+        if let sender = notification.object, type(of: sender) is AnyClass {
+            let key = SenderKey.key(name: name, sender: sender as AnyObject)
+            registry.deliver(event, key: key, includingUnkeyed: false)
+        }
+    }
+}
+
+/// The routing keys of subscriptions filtered by sender: `"\0<sender id>\0<name>"`.
+///
+/// A plain key is the name itself. (A name that itself starts with U+0000 is read as a sender key;
+/// such names are not supported.)
+enum SenderKey {
+    static func key(name: Notification.Name, sender: AnyObject) -> String {
+        let id = UInt(bitPattern: ObjectIdentifier(sender))
+        return "\u{0}\(String(id, radix: 16))\u{0}\(name.rawValue)"
+    }
+
+    static func name(ofKey key: String) -> String {
+        guard key.first == "\u{0}" else { return key }
+        let afterID = key.dropFirst().drop { $0 != "\u{0}" }.dropFirst()
+        return String(afterID)
+    }
+}
+
+/// A thread-safe counter.
+final class CallCounter: Sendable {
+    private let count = Locked(0)
+
+    func increment() { count.withLock { $0 += 1 } }
+
+    var value: Int { count.withLock { $0 } }
+}

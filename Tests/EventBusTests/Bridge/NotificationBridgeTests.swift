@@ -1,0 +1,411 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import EventBus
+
+extension Notification.Name {
+    static let bridgeA = Notification.Name("EventBusTests.bridge.A")
+    static let bridgeB = Notification.Name("EventBusTests.bridge.B")
+}
+
+/// A bus on a private center (never `.default`), with the bridge's observer-call counter and a
+/// recorder for its issues.
+private struct BridgeFixture {
+    let center = NotificationCenter()
+    let bus: EventBus
+    let issues = Shared<[String]>([])
+
+    init() {
+        bus = EventBus(notificationCenter: center)
+        let issues = issues
+        bus.notificationBridgeIssueHandler = { issues.append("\($0)") }
+    }
+
+    /// Calls the center made into this bus's observer blocks so far.
+    var observerCalls: Int { bus.notificationHooks.observerCalls.value }
+
+    /// Adds a legacy observer that counts the notifications named `name`.
+    func legacyObserver(_ name: Notification.Name, count: Shared<Int>) -> any NSObjectProtocol {
+        center.addObserver(forName: name, object: nil, queue: nil) { _ in count.increment() }
+    }
+}
+
+@Suite("NotificationCenter → bus")
+struct NotificationToBusTests {
+    @Test("a posted notification reaches every subscriber to its name once, through one observer")
+    func oneObserverPerName() {
+        let fixture = BridgeFixture()
+        let received = Shared<[String]>([])
+        let t1 = fixture.bus.on(notification: .bridgeA).next { received.append("1:\($0.name.rawValue)") }
+        let t2 = fixture.bus.on(NotificationEvent.self).ofType(Notification.Name.bridgeA.rawValue).next { _ in received.append("2") }
+        let t3 = fixture.bus.on(notification: .bridgeB).ofType(.bridgeA).next { _ in received.append("3") }
+
+        fixture.center.post(name: .bridgeA, object: nil)
+
+        #expect(received.value.sorted() == ["1:EventBusTests.bridge.A", "2", "3"])
+        #expect(fixture.observerCalls == 1)   // one observer for .bridgeA, whatever the subscriptions
+        for token in [t1, t2, t3] { token.dispose() }
+    }
+
+    @Test("dispose stops delivery, and the observer leaves the center with the last subscription")
+    func disposeAndObserverRemoval() {
+        let fixture = BridgeFixture()
+        let first = Shared(0)
+        let second = Shared(0)
+        let t1 = fixture.bus.on(notification: .bridgeA).next { _ in first.increment() }
+        let t2 = fixture.bus.on(notification: .bridgeA).next { _ in second.increment() }
+
+        fixture.center.post(name: .bridgeA, object: nil)
+        #expect(first.value == 1 && second.value == 1 && fixture.observerCalls == 1)
+
+        t1.dispose()
+        fixture.center.post(name: .bridgeA, object: nil)
+        #expect(first.value == 1 && second.value == 2 && fixture.observerCalls == 2)
+
+        t2.dispose()
+        fixture.center.post(name: .bridgeA, object: nil)
+        #expect(second.value == 2)
+        #expect(fixture.observerCalls == 2)   // the center no longer calls in: the observer is gone
+
+        // A new subscription installs a new observer.
+        let t3 = fixture.bus.on(notification: .bridgeA).next { _ in first.increment() }
+        fixture.center.post(name: .bridgeA, object: nil)
+        #expect(first.value == 2 && fixture.observerCalls == 3)
+        t3.dispose()
+        fixture.center.post(name: .bridgeA, object: nil)
+        #expect(first.value == 2 && fixture.observerCalls == 3)
+    }
+
+    @Test("the observer is removed when the last subscription ends by owner death, bag or bus deinit")
+    func observerRemovalOtherEnds() {
+        let fixture = BridgeFixture()
+        var owner: Sentinel? = Sentinel()
+        fixture.bus.on(notification: .bridgeA).freeWith(owner).next { _ in }
+        fixture.center.post(name: .bridgeA, object: nil)
+        #expect(fixture.observerCalls == 1)
+        owner = nil
+        fixture.bus.purge()
+        fixture.center.post(name: .bridgeA, object: nil)
+        #expect(fixture.observerCalls == 1)
+
+        var bag: DisposeBag? = DisposeBag()
+        fixture.bus.on(notification: .bridgeB).next { _ in }.disposed(by: bag!)
+        fixture.center.post(name: .bridgeB, object: nil)
+        #expect(fixture.observerCalls == 2)
+        bag = nil
+        fixture.center.post(name: .bridgeB, object: nil)
+        #expect(fixture.observerCalls == 2)
+
+        let center = NotificationCenter()
+        var bus: EventBus? = EventBus(notificationCenter: center)
+        let calls = bus!.notificationHooks.observerCalls
+        weak let weakBus = bus
+        bus!.on(notification: .bridgeA).next { _ in }
+        center.post(name: .bridgeA, object: nil)
+        #expect(calls.value == 1)
+        bus = nil
+        #expect(weakBus == nil)   // the center's observer does not keep the bus alive
+        center.post(name: .bridgeA, object: nil)
+        #expect(calls.value == 1)
+    }
+
+    @Test("a subscription filtered by sender gets only that sender's notifications")
+    func senderFilter() {
+        let fixture = BridgeFixture()
+        let alice = Sentinel()
+        let bob = Sentinel()
+        let fromAlice = Shared(0)
+        let fromAnyone = Shared(0)
+        let wrongSender = Shared(0)
+        let aliceID = ObjectIdentifier(alice)
+        fixture.bus.on(notification: .bridgeA, object: alice).next { event in
+            let sender = event.object.map { ObjectIdentifier($0 as AnyObject) }
+            if sender != aliceID { wrongSender.increment() }
+            fromAlice.increment()
+        }
+        fixture.bus.on(notification: .bridgeA).next { _ in fromAnyone.increment() }
+
+        fixture.center.post(name: .bridgeA, object: alice)
+        fixture.center.post(name: .bridgeA, object: bob)
+        fixture.center.post(name: .bridgeA, object: nil)
+        fixture.center.post(name: .bridgeA, object: "a value, not an object")
+
+        #expect(fromAlice.value == 1)
+        #expect(wrongSender.value == 0)
+        #expect(fromAnyone.value == 4)
+        #expect(fixture.observerCalls == 4)   // still one observer for the name
+    }
+
+    @Test("a subscription to NotificationEvent without a name is refused and reported")
+    func unnamedSubscriptionRefused() {
+        let fixture = BridgeFixture()
+        let calls = Shared(0)
+        let owner = Sentinel()
+        let token = fixture.bus.on(NotificationEvent.self).next { _ in calls.increment() }
+        let owned = fixture.bus.on(NotificationEvent.self).freeWith(owner).next { _ in calls.increment() }
+
+        #expect(token.isDisposed && owned.isDisposed)
+        #expect(fixture.bus.subscriptionCount(of: NotificationEvent.self) == 0)
+        #expect(fixture.issues.value.count == 2)
+        #expect(fixture.issues.value.allSatisfy { $0.contains("without a name was refused") })
+        fixture.bus.dispatch(Notification(name: .bridgeA))
+        fixture.center.post(name: .bridgeA, object: nil)
+        #expect(calls.value == 0)
+        #expect(fixture.observerCalls == 0)
+    }
+
+    @Test("exactly once: 2 threads post 10,000 notifications each while a third subscribes and disposes")
+    func exactlyOnceUnderChurn() {
+        let fixture = BridgeFixture()
+        let perThread = 10_000
+        let stableSeen = Shared<Set<Int>>([])
+        let stableDuplicates = Shared(0)
+        fixture.bus.on(notification: .bridgeA).next { event in
+            let seq = event.userInfo?["seq"] as? Int ?? -1
+            stableSeen.withLock { if !$0.insert(seq).inserted { stableDuplicates.increment() } }
+        }
+        let churnDuplicates = Shared(0)
+        let churnDeliveries = Shared(0)
+        let churnSubscriptions = Shared(0)
+        let postersDone = Shared(0)
+
+        let finished = concurrently(3, timeout: .seconds(120)) { index in
+            if index < 2 {
+                for i in 0..<perThread {
+                    // Even sequence numbers: .bridgeA (stable subscriber); odd: .bridgeB (only the
+                    // churning subscriptions, so its observer comes and goes). One thread posts
+                    // with center.post, the other with bus.dispatch.
+                    let seq = index * perThread + i
+                    let notification = Notification(name: seq % 2 == 0 ? .bridgeA : .bridgeB, object: nil, userInfo: ["seq": seq])
+                    if index == 0 { fixture.center.post(notification) } else { fixture.bus.dispatch(notification) }
+                }
+                postersDone.increment()
+            } else {
+                while postersDone.value < 2 {
+                    let seen = Shared<Set<Int>>([])
+                    let record: @Sendable (NotificationEvent) -> Void = { event in
+                        let seq = event.userInfo?["seq"] as? Int ?? -1
+                        seen.withLock { if !$0.insert(seq).inserted { churnDuplicates.increment() } }
+                        churnDeliveries.increment()
+                    }
+                    let onA = fixture.bus.on(notification: .bridgeA).next(record)
+                    let onB = fixture.bus.on(notification: .bridgeB).next(record)
+                    onB.dispose()
+                    let onBAgain = fixture.bus.on(notification: .bridgeB).next(record)
+                    onA.dispose()
+                    onBAgain.dispose()
+                    churnSubscriptions.increment(by: 3)
+                }
+            }
+        }
+        #expect(finished)
+        print("bridge churn: 2 posting threads × \(perThread) notifications, 1 thread made \(churnSubscriptions.value) subscriptions (\(churnDeliveries.value) deliveries to them), \(fixture.observerCalls) observer calls")
+
+        #expect(stableSeen.value.count == perThread)   // every .bridgeA post (10,000 of 20,000)
+        #expect(stableSeen.value.allSatisfy { $0 % 2 == 0 })
+        #expect(stableDuplicates.value == 0)
+        #expect(churnDuplicates.value == 0)
+        #expect(churnSubscriptions.value > 0)
+
+        // The churn ended with no subscription to .bridgeB: its observer is gone.
+        let calls = fixture.observerCalls
+        fixture.center.post(name: .bridgeB, object: nil)
+        #expect(fixture.observerCalls == calls)
+        #expect(fixture.bus.subscriptionCount(of: NotificationEvent.self) == 1)
+    }
+}
+
+@Suite("bus → NotificationCenter")
+struct BusToNotificationTests {
+    @Test("dispatching a notification posts it: legacy observers and bus subscribers get it once")
+    func dispatchPostsOnce() {
+        let fixture = BridgeFixture()
+        let legacy = Shared(0)
+        let observer = fixture.legacyObserver(.bridgeA, count: legacy)
+        defer { fixture.center.removeObserver(observer) }
+
+        // No bus subscriber: legacy observers still see it.
+        fixture.bus.dispatch(Notification(name: .bridgeA))
+        #expect(legacy.value == 1)
+        #expect(fixture.observerCalls == 0)
+
+        let busCount = Shared(0)
+        let token = fixture.bus.on(notification: .bridgeA).next { _ in busCount.increment() }
+        fixture.bus.dispatch(Notification(name: .bridgeA, object: nil, userInfo: ["k": 1]))
+        fixture.bus.dispatch(NotificationEvent(name: .bridgeA))
+        #expect(legacy.value == 3)
+        #expect(busCount.value == 2)            // exactly once each, through the bridge
+        #expect(fixture.observerCalls == 2)     // no echo back into the center
+
+        fixture.bus.dispatchOnBusQueue(NotificationEvent(name: .bridgeA))
+        #expect(waitUntil { busCount.value == 3 && legacy.value == 4 })
+        token.dispose()
+    }
+
+    @Test("a handler may dispatch a notification from inside a bridged delivery without looping")
+    func reentrantDispatch() {
+        let fixture = BridgeFixture()
+        let aCount = Shared(0)
+        let bCount = Shared(0)
+        let bus = fixture.bus
+        bus.on(notification: .bridgeA).next { _ in
+            aCount.increment()
+            bus.dispatch(Notification(name: .bridgeB))
+        }
+        bus.on(notification: .bridgeB).next { _ in bCount.increment() }
+        bus.dispatch(Notification(name: .bridgeA))
+        #expect(aCount.value == 1 && bCount.value == 1)
+    }
+}
+
+private struct UserLoggedIn: Event, Equatable {
+    let userID: String
+}
+
+private struct CartChanged: Event, Equatable {
+    let count: Int
+}
+
+private enum Connectivity: Event, Equatable {
+    case online, offline
+}
+
+@Suite("Typed notification bridging")
+struct TypedBridgeTests {
+    @Test("a converter feeds typed subscribers from legacy posts; nil is skipped and reported")
+    func inbound() {
+        let fixture = BridgeFixture()
+        let received = Shared<[String]>([])
+        fixture.bus.bridge(notification: .bridgeA, to: UserLoggedIn.self) { notification in
+            (notification.userInfo?["id"] as? String).map(UserLoggedIn.init)
+        }
+        fixture.bus.on(UserLoggedIn.self).next { received.append($0.userID) }
+
+        fixture.center.post(name: .bridgeA, object: nil, userInfo: ["id": "42"])
+        fixture.center.post(name: .bridgeA, object: nil, userInfo: ["id": 7])   // does not convert
+        fixture.bus.dispatch(Notification(name: .bridgeA, object: nil, userInfo: ["id": "43"]))
+
+        #expect(received.value == ["42", "43"])
+        #expect(fixture.issues.value.count == 1)
+        #expect(fixture.issues.value.first?.contains("did not convert to UserLoggedIn") == true)
+    }
+
+    @Test("typed dispatches reach legacy observers and bus notification subscribers once")
+    func outbound() {
+        let fixture = BridgeFixture()
+        let legacyCounts = Shared<[Int]>([])
+        let observer = fixture.center.addObserver(forName: .bridgeB, object: nil, queue: nil) { notification in
+            legacyCounts.withLock { $0.append(notification.userInfo?["count"] as? Int ?? -1) }
+        }
+        defer { fixture.center.removeObserver(observer) }
+        let typed = Shared(0)
+        let asNotification = Shared(0)
+        let token = fixture.bus.bridge(CartChanged.self) { event in
+            Notification(name: .bridgeB, object: nil, userInfo: ["count": event.count])
+        }
+        fixture.bus.on(CartChanged.self).next { _ in typed.increment() }
+        fixture.bus.on(notification: .bridgeB).next { _ in asNotification.increment() }
+
+        fixture.bus.dispatch(CartChanged(count: 3))
+        #expect(typed.value == 1)
+        #expect(legacyCounts.value == [3])
+        #expect(asNotification.value == 1)
+        #expect(fixture.bus.subscriptionCount(of: CartChanged.self) == 2)   // the bridge and the subscriber
+
+        token.dispose()
+        fixture.bus.dispatch(CartChanged(count: 4))
+        #expect(typed.value == 2)
+        #expect(legacyCounts.value == [3])   // the bridge ended
+    }
+
+    @Test("both directions at once: every party gets each event once, and nothing loops")
+    func bothWaysNoLoop() {
+        let fixture = BridgeFixture()
+        let legacy = Shared(0)
+        let observer = fixture.legacyObserver(.bridgeA, count: legacy)
+        defer { fixture.center.removeObserver(observer) }
+        let typed = Shared<[String]>([])
+        let raw = Shared(0)
+        fixture.bus.bridge(notification: .bridgeA, to: UserLoggedIn.self) { notification in
+            (notification.userInfo?["id"] as? String).map(UserLoggedIn.init)
+        }
+        fixture.bus.bridge(UserLoggedIn.self) { event in
+            Notification(name: .bridgeA, object: nil, userInfo: ["id": event.userID])
+        }
+        fixture.bus.on(UserLoggedIn.self).next { typed.append($0.userID) }
+        fixture.bus.on(notification: .bridgeA).next { _ in raw.increment() }
+
+        // Legacy post: typed subscribers once, legacy observers once (it is not posted back).
+        fixture.center.post(name: .bridgeA, object: nil, userInfo: ["id": "legacy"])
+        #expect(typed.value == ["legacy"])
+        #expect(legacy.value == 1)
+        #expect(raw.value == 1)
+
+        // Typed dispatch: typed subscribers once, legacy observers once (it is not converted back).
+        fixture.bus.dispatch(UserLoggedIn(userID: "typed"))
+        #expect(typed.value == ["legacy", "typed"])
+        #expect(legacy.value == 2)
+        #expect(raw.value == 2)
+
+        // Bus notification dispatch: the same as a legacy post.
+        fixture.bus.dispatch(Notification(name: .bridgeA, object: nil, userInfo: ["id": "bus"]))
+        #expect(typed.value == ["legacy", "typed", "bus"])
+        #expect(legacy.value == 3)
+        #expect(raw.value == 3)
+        #expect(fixture.issues.value.isEmpty)
+    }
+
+    @Test("several names map to values of one typed event, with one token")
+    func nameTable() {
+        let fixture = BridgeFixture()
+        let states = Shared<[String]>([])
+        let token = fixture.bus.bridge(notifications: [Notification.Name.bridgeA: Connectivity.online, .bridgeB: .offline])
+        fixture.bus.on(Connectivity.self).next { states.append("\($0)") }
+        fixture.center.post(name: .bridgeA, object: nil)
+        fixture.center.post(name: .bridgeB, object: nil)
+        token.dispose()
+        fixture.center.post(name: .bridgeA, object: nil)
+        #expect(states.value == ["online", "offline"])
+        #expect(fixture.observerCalls == 2)
+    }
+
+    @Test("bridging NotificationEvent to a notification is refused and reported")
+    func refusedOutbound() {
+        let fixture = BridgeFixture()
+        let token = fixture.bus.bridge(NotificationEvent.self) { $0.notification }
+        #expect(token.isDisposed)
+        #expect(fixture.issues.value.count == 1)
+        let legacy = Shared(0)
+        let observer = fixture.legacyObserver(.bridgeA, count: legacy)
+        defer { fixture.center.removeObserver(observer) }
+        fixture.bus.dispatch(Notification(name: .bridgeA))
+        #expect(legacy.value == 1)
+    }
+}
+
+@Suite("NSObject subscribers")
+struct NSObjectSubscribingTests {
+    private final class Screen: NSObject, @unchecked Sendable {
+        // @unchecked Sendable: `seen` is a Shared (locked).
+        let seen = Shared(0)
+    }
+
+    @Test("an NSObject subclass subscribes to notifications bound to its lifetime")
+    func nsObjectSubscribes() {
+        let fixture = BridgeFixture()
+        var screen: Screen? = Screen()
+        let seen = screen!.seen
+        screen!.subscribeNotification(.bridgeA, on: fixture.bus).next { owner, _ in owner.seen.increment() }
+        screen!.subscribe(UserLoggedIn.self, on: fixture.bus).next { owner, _ in owner.seen.increment() }
+        fixture.center.post(name: .bridgeA, object: nil)
+        fixture.bus.dispatch(UserLoggedIn(userID: "1"))
+        #expect(seen.value == 2)
+
+        screen = nil
+        fixture.bus.purge()
+        fixture.center.post(name: .bridgeA, object: nil)
+        #expect(seen.value == 2)
+        #expect(fixture.observerCalls == 1)   // the owner's death removed the observer
+    }
+}

@@ -2,12 +2,14 @@
 //
 // A login service publishes typed events. A home screen and a profile screen subscribe bound to
 // their own lifetimes; a chat screen listens to one room; an analytics service logs on a
-// background queue; a session controller keeps its subscriptions in a DisposeBag.
+// background queue; a session controller keeps its subscriptions in a DisposeBag; and legacy
+// NotificationCenter code feeds typed subscribers through the bridge.
 //
 // Run it with `swift run EventBusDemo`; the printed story is the point.
 
 import Dispatch
 import EventBus
+import Foundation  // only for the NotificationCenter chapter
 
 // MARK: - Events
 
@@ -107,6 +109,77 @@ final class SessionController {
     }
 }
 
+// MARK: - Migrating from NotificationCenter
+
+extension Notification.Name {
+    /// A notification an old part of the app has posted for years.
+    static let legacyUserDidLogIn = Notification.Name("LegacyUserDidLogInNotification")
+    /// One that old observers still listen to, now fed by a typed event.
+    static let legacyCartDidChange = Notification.Name("LegacyCartDidChangeNotification")
+}
+
+/// The typed event new code subscribes to instead of parsing `userInfo`.
+struct UserLoggedIn: Event {
+    let userID: String
+}
+
+struct CartChanged: Event {
+    let itemCount: Int
+}
+
+/// Legacy code, unchanged: posts and observes with NotificationCenter only.
+final class LegacyAccountManager {
+    let center: NotificationCenter
+    private var observer: (any NSObjectProtocol)?
+
+    init(center: NotificationCenter) {
+        self.center = center
+        observer = center.addObserver(forName: .legacyCartDidChange, object: nil, queue: nil) { notification in
+            print("  LegacyBadge (NotificationCenter observer): cart has \(notification.userInfo?["count"] ?? "?") items")
+        }
+    }
+
+    deinit {
+        if let observer { center.removeObserver(observer) }
+    }
+
+    func logIn(_ userID: String) {
+        print("  LegacyAccountManager posts \(Notification.Name.legacyUserDidLogIn.rawValue) (id \(userID))")
+        center.post(name: .legacyUserDidLogIn, object: self, userInfo: ["id": userID])
+    }
+}
+
+func notificationCenterChapter() {
+    print("\n5. Migrating from NotificationCenter: a legacy notification feeds a typed subscriber.")
+    let center = NotificationCenter()
+    let bridgedBus = EventBus(notificationCenter: center)
+    let legacy = LegacyAccountManager(center: center)
+
+    // Once, at app start: the legacy name ↔ typed events. A notification that does not convert
+    // (no "id") is skipped and reported; it never crashes.
+    bridgedBus.notificationBridgeIssueHandler = { issue in print("  bridge issue: \(issue)") }
+    bridgedBus.bridge(notification: .legacyUserDidLogIn, to: UserLoggedIn.self) { notification in
+        (notification.userInfo?["id"] as? String).map(UserLoggedIn.init)
+    }
+    bridgedBus.bridge(CartChanged.self) { event in
+        Notification(name: .legacyCartDidChange, object: nil, userInfo: ["count": event.itemCount])
+    }
+
+    // New code: typed subscribers only.
+    let welcome = bridgedBus.on(UserLoggedIn.self).next { event in
+        print("  WelcomeBanner (typed subscriber): hello \(event.userID)")
+    }
+
+    legacy.logIn("ana")                                        // legacy post → typed subscriber
+    center.post(name: .legacyUserDidLogIn, object: nil)        // no "id": skipped and reported
+    print("  CartScreen dispatches CartChanged(itemCount: 3)")
+    bridgedBus.dispatch(CartChanged(itemCount: 3))             // typed dispatch → legacy observer
+
+    welcome.dispose()
+    legacy.logIn("bob")                                        // nobody on the bus hears this one
+    print("  (after dispose: \(bridgedBus.subscriptionCount(of: UserLoggedIn.self)) UserLoggedIn subscribers)")
+}
+
 // MARK: - The story
 
 let bus = EventBus()
@@ -139,5 +212,7 @@ home = nil
 service.logIn("44")
 analytics.flush()
 print("  (login 44 reached no screen; the one subscription left is the chat screen's: \(bus.subscriptionCount))")
+
+notificationCenterChapter()
 
 print("\nDone.")

@@ -50,16 +50,17 @@ public final class EventToken: @unchecked Sendable {
     /// One node per extra `ofType` key of the same subscription; disposed with this one.
     let siblings: [EventToken]
     /// For a sibling, the node that was returned as the subscription's token; `nil` for that node.
-    unowned(unsafe) var primary: EventToken?  // unowned(unsafe): read only under the lock while linked, and a primary is unlinked with its siblings
+    @exclusivity(unchecked) unowned(unsafe) var primary: EventToken?  // unowned(unsafe): read only under the lock while linked, and a primary is unlinked with its siblings
 
     /// The node that stands for the whole subscription.
     var subscription: EventToken { primary ?? self }
 
-    // Index linkage and payload: guarded by the bus lock.
-    unowned(unsafe) var previous: EventToken?  // unowned(unsafe): the list owns every node through `next`
-    var next: EventToken?
+    // Index linkage and payload: guarded by the bus lock, which also makes the runtime's dynamic
+    // exclusivity checks redundant (`@exclusivity(unchecked)`): they cost more than the linking.
+    @exclusivity(unchecked) unowned(unsafe) var previous: EventToken?  // unowned(unsafe): the list owns every node through `next`
+    @exclusivity(unchecked) var next: EventToken?
     /// The `Handler<E>`, until the subscription ends.
-    var handlerStorage: (any Sendable)?
+    @exclusivity(unchecked) var handlerStorage: (any Sendable)?
 
     private let liveness = AtomicLiveness()
 

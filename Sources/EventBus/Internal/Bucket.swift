@@ -4,8 +4,9 @@
 /// The non-generic base is what the index manipulates; ``Bucket`` adds the snapshots, which need
 /// the event type. Touched only under the bus lock.
 class AnyBucket {
-    var unkeyed = SubscriberList()
-    var keyed: [String: SubscriberList] = [:]
+    // Touched only under the bus lock, so the runtime's dynamic exclusivity checks are redundant.
+    @exclusivity(unchecked) var unkeyed = SubscriberList()
+    @exclusivity(unchecked) var keyed: [String: SubscriberList] = [:]
     /// What the event type adds to the bus (see ``AnyEventHooks``); set once, never replaced.
     var hooks: AnyEventHooks?
 
@@ -55,8 +56,9 @@ class AnyBucket {
 final class Bucket<E: Event>: AnyBucket {
     typealias Snapshot = ContiguousArray<Delivery<E>>
 
-    private var unkeyedSnapshot: Snapshot?
-    private var keyedSnapshots: [String: Snapshot] = [:]
+    // Under the bus lock, like the lists: no dynamic exclusivity checks.
+    @exclusivity(unchecked) private var unkeyedSnapshot: Snapshot?
+    @exclusivity(unchecked) private var keyedSnapshots: [String: Snapshot] = [:]
 
     /// What a dispatch of an event with `key` delivers to, in this order: the subscribers of that
     /// key (in subscription order), then the unkeyed subscribers (in subscription order).
@@ -104,15 +106,19 @@ final class Bucket<E: Event>: AnyBucket {
 struct Retired {
     private var first: Any?
     private var second: Any?
-    private var more: [Any] = []
+    /// `nil` rather than empty, so that a `Retired` nothing was added to (every dispatch's) is
+    /// destroyed without a release.
+    private var more: [Any]?
 
     mutating func add(_ object: Any) {
         if first == nil {
             first = object
         } else if second == nil {
             second = object
+        } else if more == nil {
+            more = [object]
         } else {
-            more.append(object)
+            more!.append(object)
         }
     }
 }

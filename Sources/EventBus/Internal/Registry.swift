@@ -82,7 +82,7 @@ final class Registry: Sendable {
     ) -> (keyed: Bucket<E>.Snapshot?, unkeyed: Bucket<E>.Snapshot, isHooked: Bool)? {
         index.withLock { index in
             index.tick(retired: &retired)
-            guard let bucket = index.buckets[ObjectIdentifier(E.self)] else { return nil }
+            guard let bucket = index.bucket(for: ObjectIdentifier(E.self)) else { return nil }
             if !bypassingHooks, bucket.hooks != nil { return (nil, Bucket<E>.Snapshot(), true) }
             // Buckets are filed under `ObjectIdentifier(E.self)` only as `Bucket<E>` (by `insert`,
             // `init` and `installHooks`).
@@ -172,6 +172,25 @@ final class Registry: Sendable {
 /// The state behind the registry's lock.
 struct Index {
     var buckets: [ObjectIdentifier: AnyBucket] = [:]
+    /// A small direct-mapped cache in front of `buckets` for the lookups of dispatch, subscribe and
+    /// dispose: hashing an `ObjectIdentifier` (SipHash) costs more than the rest of a dispatch to
+    /// one subscriber. Buckets are never removed from `buckets`, so an entry never goes stale.
+    private var recentBuckets = ContiguousArray<(typeID: ObjectIdentifier, bucket: AnyBucket)?>(
+        repeating: nil, count: Index.recentBucketsCount
+    )
+    private static let recentBucketsCount = 32  // a power of two
+
+    /// The bucket of `typeID`, if any: `buckets[typeID]`, through the cache.
+    @inline(__always)
+    mutating func bucket(for typeID: ObjectIdentifier) -> AnyBucket? {
+        // Type metadata is word-aligned: drop the low bits, fold in some higher ones.
+        let bits = UInt(bitPattern: typeID)
+        let slot = Int(truncatingIfNeeded: (bits >> 4) ^ (bits >> 11)) & (Self.recentBucketsCount - 1)
+        if let recent = recentBuckets[slot], recent.typeID == typeID { return recent.bucket }
+        guard let bucket = buckets[typeID] else { return nil }
+        recentBuckets[slot] = (typeID, bucket)
+        return bucket
+    }
     private(set) var subscriptionCount = 0
     /// Subscription ids come from this counter; 0 is reserved for inert tokens.
     private var nextID: UInt64 = 1
@@ -216,7 +235,7 @@ struct Index {
         afterUnlock: inout AfterUnlock
     ) -> EventToken {
         let typeID = ObjectIdentifier(E.self)
-        let bucket = buckets[typeID] ?? {
+        let bucket = bucket(for: typeID) ?? {
             let bucket = Bucket<E>()
             buckets[typeID] = bucket
             return bucket
@@ -248,7 +267,7 @@ struct Index {
     /// Unlinks a subscription (a token and its siblings) and ends its siblings. Does nothing for
     /// one that is already unlinked. The handlers go to `retired`.
     mutating func unlink(_ token: EventToken, retired: inout Retired) {
-        guard token.handlerStorage != nil, let bucket = buckets[token.eventTypeID] else { return }
+        guard token.handlerStorage != nil, let bucket = bucket(for: token.eventTypeID) else { return }
         func unlink(_ node: EventToken) {
             _ = node.end()
             bucket.remove(node, retired: &retired)

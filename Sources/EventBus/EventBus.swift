@@ -97,7 +97,7 @@ public final class EventBus: Sendable {
         guard let (keyed, unkeyed, isHooked) = registry.snapshots(for: E.self, key: key, retired: &retired) else {
             return
         }
-        withExtendedLifetime(retired) {}
+        registry.settle(retired)
         // Event types with hooks (the NotificationCenter bridge's) route their dispatches themselves.
         if isHooked {
             registry.hooks(for: E.self)?.dispatch(event)

@@ -34,15 +34,10 @@ class AnyBucket {
         invalidate(key: node.key, retired: &retired)
     }
 
-    /// Calls `body` on every node of every list; `body` may remove the node it is given and that
-    /// node's siblings (in other lists).
+    /// Calls `body` on every node of every list. `body` must not add or remove nodes: collect what
+    /// to change, and change it after the walk.
     final func forEachNode(_ body: (EventToken) -> Void) {
-        // Read each list when its turn comes, never from a copy made up front: removing a sibling
-        // may unlink the head of a list not walked yet, and a stale copy would stop at that node.
-        for key in Array(keyed.keys) {
-            let list = keyed[key]
-            list?.forEach(body)
-        }
+        for list in keyed.values { list.forEach(body) }
         unkeyed.forEach(body)
     }
 
@@ -104,6 +99,8 @@ final class Bucket<E: Event>: AnyBucket {
 ///
 /// The common cases (a dispose retires one handler and one snapshot) fit inline: no allocation.
 struct Retired {
+    /// Set when the sweep parked owners in `Index.parkedOwners`: `Registry.settle` releases them.
+    var ownersParked = false
     private var first: Any?
     private var second: Any?
     /// `nil` rather than empty, so that a `Retired` nothing was added to (every dispatch's) is

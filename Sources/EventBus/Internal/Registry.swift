@@ -56,7 +56,7 @@ final class Registry: Sendable {
             index.tick(retired: &retired)
             return index.insert(request, registry: self, retired: &retired, afterUnlock: &afterUnlock)
         }
-        withExtendedLifetime(retired) {}
+        settle(retired)
         afterUnlock.run()
         return token
     }
@@ -68,7 +68,7 @@ final class Registry: Sendable {
             index.tick(retired: &retired)
             index.unlink(token, retired: &retired)
         }
-        withExtendedLifetime(retired) {}
+        settle(retired)
     }
 
     /// The snapshots a dispatch of `E` with `key` iterates, or `nil` if nothing subscribes to `E`.
@@ -108,7 +108,7 @@ final class Registry: Sendable {
     func deliver<E: Event>(_ event: E, key: String?, includingUnkeyed: Bool = true) {
         var retired = Retired()
         let route = snapshots(for: E.self, key: key, bypassingHooks: true, retired: &retired)
-        withExtendedLifetime(retired) {}
+        settle(retired)
         guard let (keyed, unkeyed, _) = route else { return }
         fanOut(event, keyed: keyed, unkeyed: includingUnkeyed ? unkeyed : Bucket<E>.Snapshot())
     }
@@ -143,17 +143,40 @@ final class Registry: Sendable {
     func reapDeadOwners<E: Event>(of _: E.Type) {
         var retired = Retired()
         index.withLock { index in
-            guard let bucket = index.buckets[ObjectIdentifier(E.self)] else { return }
+            guard let bucket = index.bucket(for: ObjectIdentifier(E.self)) else { return }
             index.reapDeadOwners(in: bucket, retired: &retired)
         }
-        withExtendedLifetime(retired) {}
+        settle(retired)
     }
 
     /// Removes every subscription whose owner has been deallocated.
     func purge() {
         var retired = Retired()
         index.withLock { $0.sweep(retired: &retired) }
-        withExtendedLifetime(retired) {}
+        settle(retired)
+    }
+
+    /// Releases what the index let go of under the lock — call it with no lock held — and, if the
+    /// sweep parked owners, releases them too.
+    func settle(_ retired: consuming Retired) {
+        if retired.ownersParked { releaseParkedOwners() }
+        _ = consume retired
+    }
+
+    /// Releases the owners the sweep read under the lock (see `Index.parkedOwners`), outside the
+    /// lock, and hands the emptied buffer back so the next sweep does not allocate.
+    private func releaseParkedOwners() {
+        var parked = index.withLock { index in
+            var parked = ContiguousArray<AnyObject>()
+            swap(&parked, &index.parkedOwners)
+            return parked
+        }
+        parked.removeAll(keepingCapacity: true)  // an owner's last reference may go here: no lock held
+        index.withLock { index in
+            if index.parkedOwners.isEmpty && index.parkedOwners.capacity < parked.capacity {
+                swap(&parked, &index.parkedOwners)
+            }
+        }
     }
 
     /// The number of registered subscriptions, or of those to `typeID` only.
@@ -195,6 +218,11 @@ struct Index {
     /// Subscription ids come from this counter; 0 is reserved for inert tokens.
     private var nextID: UInt64 = 1
     private var operationsSinceSweep = 0
+    /// Owners the sweep read, and so retained, under the lock. Releasing one there could run its
+    /// `deinit` under the lock (if another thread dropped the last other reference meanwhile), so
+    /// they wait here for `Registry.settle`, which releases them after unlocking. The buffer keeps
+    /// its capacity between sweeps: a sweep allocates nothing in steady state.
+    var parkedOwners = ContiguousArray<AnyObject>()
 
     /// The amortised sweep: every `max(256, subscriptionCount)` bus operations, subscriptions whose
     /// owner is gone are removed. O(subscriptions) every that many operations: O(1) amortised.
@@ -212,21 +240,26 @@ struct Index {
         for bucket in buckets.values { reapDeadOwners(in: bucket, retired: &retired) }
     }
 
+    /// Unlinks the subscriptions in `bucket` whose owner is gone. Live owners read on the way are
+    /// parked (see `parkedOwners`) and `retired` is marked so the caller's `settle` releases them.
     mutating func reapDeadOwners(in bucket: AnyBucket, retired: inout Retired) {
+        var dead: [EventToken] = []  // allocates only when an owner has died
+        let parkedBefore = parkedOwners.count
         bucket.forEachNode { node in
-            // forEachNode tolerates removal of the node it is on; a sibling further along that
-            // this removes is skipped because it is no longer linked.
             guard node.isOwned, node.handlerStorage != nil else { return }
-            // Reading the weak reference retains a live owner; if another thread drops the owner's
-            // last reference meanwhile, releasing ours would run its deinit under the lock: park it
-            // in `retired`, released after unlocking.
             if let owner = node.owner {
-                retired.add(owner)
-                return
+                parkedOwners.append(owner)
+            } else {
+                dead.append(node.subscription)
             }
-            let subscription = node.subscription
+        }
+        if parkedOwners.count > parkedBefore { retired.ownersParked = true }
+        // Unlinked after the walk, which must not change the lists it walks. A subscription with
+        // several keys may be listed once per key: `unlink` ignores the repeats.
+        for subscription in dead {
             _ = subscription.end()
             unlink(subscription, retired: &retired)
+            retired.add(subscription)
         }
     }
 

@@ -1,10 +1,21 @@
 #include "EventBusShims.h"
 
-#if defined(__linux__)
+#if defined(__APPLE__)
+#include <pthread.h>
+
+bool eventbus_is_main_thread(void) { return pthread_main_np() != 0; }
+#elif defined(__linux__)
 #include <sys/syscall.h>
 #include <unistd.h>
 
-long eventbus_current_thread_id(void) { return (long)syscall(SYS_gettid); }
+bool eventbus_is_main_thread(void) {
+    // The main thread is the one whose kernel thread id is the process id. Both are system calls,
+    // so the answer is cached per thread (a thread never becomes, or stops being, the main thread;
+    // a thread that forks keeps its answer in the child, where it is only ever asked by it).
+    static __thread int cached = -1;
+    if (cached < 0) cached = (pid_t)syscall(SYS_gettid) == getpid();
+    return cached == 1;
+}
 #else
-long eventbus_current_thread_id(void) { return -1; }
+bool eventbus_is_main_thread(void) { return false; }
 #endif

@@ -43,6 +43,8 @@ struct Delivery<E: Event>: Sendable {
             return invoke(event)
         case .queue(let queue):
             guard node.isLive else { return true }
+            // Owner already gone: nothing to enqueue, and the caller reclaims the subscription now.
+            if node.isOwned, node.owner == nil { return false }
             queue.async { _ = self.invoke(event) }
             return true
         case .mainActor:

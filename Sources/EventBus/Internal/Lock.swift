@@ -1,5 +1,6 @@
-// The one file in EventBus with platform `#if`s: the lock every shared structure uses, and the
-// "am I on the main thread?" question that needs the C library to answer without Foundation.
+// The one file of the core with platform `#if`s (besides the C shim's `EventBusShims.c`): the lock
+// every shared structure uses, and the "am I on the main thread?" question, which needs the
+// platform's thread API to answer without Foundation.
 //
 // Shape learned from swift-nio's `NIOLock` and swift-async-algorithms' `Locking.swift`: the mutex
 // is tail-allocated in a `ManagedBuffer` (never a plain stored `pthread_mutex_t`, which Swift may
@@ -77,15 +78,6 @@ final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
     }
 }
 
-/// Whether the calling thread is the process's main thread.
-///
-/// Dispatch offers no non-trapping check and Foundation's `Thread.isMainThread` would make every
-/// file depend on Foundation, so this asks the C library directly.
-var isMainThread: Bool {
-    #if canImport(Darwin)
-    return pthread_main_np() != 0
-    #else
-    // Linux: the main thread is the one whose thread id is the process id.
-    return eventbus_current_thread_id() == Int(getpid())
-    #endif
-}
+/// Whether the calling thread is the process's main thread (answered by the C shim, which needs the
+/// platform's thread API; cheap after the first call on a thread).
+var isMainThread: Bool { eventbus_is_main_thread() }

@@ -24,8 +24,8 @@ static inline bool eventbus_atomic_compare_exchange(intptr_t *word, intptr_t exp
     return __atomic_compare_exchange_n(word, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-/// The kernel's id for the calling thread (Linux `gettid`, which Swift's Glibc module does not
-/// export); -1 where there is no such call. Used only to ask "is this the main thread?".
-long eventbus_current_thread_id(void);
+/// Whether the calling thread is the process's main thread (Darwin: `pthread_main_np`; Linux: its
+/// thread id is the process id, cached per thread since both are system calls).
+bool eventbus_is_main_thread(void);
 
 #endif

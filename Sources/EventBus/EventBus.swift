@@ -2,7 +2,7 @@ import Dispatch
 
 /// A strongly typed publish/subscribe bus with subscriptions bound to their owner's lifetime.
 ///
-/// Publishers call ``dispatch(_:)``; subscribers chain a ``SubscriberMaker`` from ``on(_:)`` and
+/// Publishers call ``dispatch(_:)-(E)``; subscribers chain a ``SubscriberMaker`` from ``on(_:)`` and
 /// finish with `next`. Events are routed by their exact static type and, optionally, by their
 /// ``Event/eventType`` key.
 ///
@@ -94,10 +94,10 @@ public final class EventBus: Sendable {
     public func dispatch<E: Event>(_ event: E) {
         var retired = Retired()
         let key = event.eventType
-        guard let (keyed, unkeyed, isHooked) = registry.snapshots(for: E.self, key: key, retired: &retired) else {
-            return
-        }
+        let route = registry.snapshots(for: E.self, key: key, retired: &retired)
+        // Settle even when nothing subscribes to `E`: the sweep may have run and parked owners.
         registry.settle(retired)
+        guard let (keyed, unkeyed, isHooked) = route else { return }
         // Event types with hooks (the NotificationCenter bridge's) route their dispatches themselves.
         if isHooked {
             registry.hooks(for: E.self)?.dispatch(event)

@@ -3,7 +3,8 @@
 // A login service publishes typed events. A home screen and a profile screen subscribe bound to
 // their own lifetimes; a chat screen listens to one room; an analytics service logs on a
 // background queue; a session controller keeps its subscriptions in a DisposeBag; and legacy
-// NotificationCenter code feeds typed subscribers through the bridge.
+// NotificationCenter code feeds typed subscribers through the bridge; a main-actor view model and
+// an audit task reading an AsyncStream show the Swift concurrency side.
 //
 // Run it with `swift run EventBusDemo`; the printed story is the point.
 
@@ -180,6 +181,58 @@ func notificationCenterChapter() {
     print("  (after dispose: \(bridgedBus.subscriptionCount(of: UserLoggedIn.self)) UserLoggedIn subscribers)")
 }
 
+// MARK: - Swift concurrency
+
+struct DownloadFinished: Event {
+    let file: String
+}
+
+/// A SwiftUI/UIKit-style view model: main-actor state, updated by events published from anywhere.
+@MainActor
+final class DownloadsViewModel: EventSubscribing {
+    private(set) var status = "idle"
+
+    func start(bus: EventBus) {
+        // A @MainActor handler: the compiler checks that touching `status` is allowed here.
+        subscribe(DownloadFinished.self, on: bus).onMainActor().next { model, event in
+            model.status = "\(event.file) downloaded"
+            print("  DownloadsViewModel (main actor): shows \"\(model.status)\"")
+        }
+    }
+}
+
+@MainActor
+func swiftConcurrencyChapter(bus: EventBus) async {
+    print("\n6. Swift concurrency: a main-actor view model, and an audit task reading a stream.")
+    let model = DownloadsViewModel()
+    model.start(bus: bus)
+
+    // A stream: every DownloadFinished from now on, consumed by a task at its own pace. Made in
+    // the capture list, it subscribes now, and the task holds the only reference to it.
+    let auditor = Task { [downloads = bus.events(of: DownloadFinished.self)] in
+        var audited: [String] = []
+        for await event in downloads {
+            audited.append(event.file)
+            if audited.count == 2 { break }  // the task ends, the stream goes, so does the subscription
+        }
+        return audited
+    }
+
+    bus.dispatch(DownloadFinished(file: "a.zip"))  // on the main actor: delivered synchronously
+    print("  (dispatch on the main actor returned; the view model already shows \"\(model.status)\")")
+
+    await Task.detached {
+        bus.dispatch(DownloadFinished(file: "b.zip"))  // from a background thread: enqueued to the main actor
+        print("  (background dispatch returned at once: the view model's update went through the main queue)")
+    }.value
+    // Back on the main actor, after the enqueued delivery ran.
+    print("  (the view model now shows \"\(model.status)\")")
+
+    let audited = await auditor.value
+    print("  Audit task read from its stream, in dispatch order: \(audited.joined(separator: ", "))")
+    print("  (the stream's subscription ended with the task; only the view model's remains: \(bus.subscriptionCount(of: DownloadFinished.self)))")
+}
+
 // MARK: - The story
 
 let bus = EventBus()
@@ -214,5 +267,6 @@ analytics.flush()
 print("  (login 44 reached no screen; the one subscription left is the chat screen's: \(bus.subscriptionCount))")
 
 notificationCenterChapter()
+await swiftConcurrencyChapter(bus: bus)
 
 print("\nDone.")

@@ -16,6 +16,14 @@ private final class WorkloadBox {
     var workload: Workload?
 }
 
+/// Allocation counts are deterministic except where the bus's amortised work lands in a measured
+/// iteration: owner churn reclaims dead owners in sweeps whose timing varies by a few dozen
+/// allocations per 1,000 cycles. Everything else must match its committed threshold exactly.
+private func mallocTolerance(for name: String) -> [BenchmarkMetric: BenchmarkThresholds]? {
+    guard name.hasPrefix("owner-churn") else { return nil }
+    return [.mallocCountTotal: .init(absolute: [.p90: 250])]
+}
+
 let benchmarks: @Sendable () -> Void = {
     for scenario in allScenarios {
         let box = WorkloadBox()
@@ -27,7 +35,8 @@ let benchmarks: @Sendable () -> Void = {
                 warmupIterations: 2,
                 scalingFactor: .kilo,
                 maxDuration: .milliseconds(500),
-                maxIterations: 2_000
+                maxIterations: 2_000,
+                thresholds: mallocTolerance(for: scenario.name)
             ),
             closure: { benchmark in box.workload!.run(benchmark.scaledIterations.count) },
             setup: { box.workload = scenario.makeWorkload() },

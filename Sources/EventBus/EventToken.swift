@@ -59,6 +59,8 @@ public final class EventToken: @unchecked Sendable {
     // exclusivity checks redundant (`@exclusivity(unchecked)`): they cost more than the linking.
     @exclusivity(unchecked) unowned(unsafe) var previous: EventToken?  // unowned(unsafe): the list owns every node through `next`
     @exclusivity(unchecked) var next: EventToken?
+    /// Whether the node is in one of its bus's lists (cheaper to test than `handlerStorage`).
+    @exclusivity(unchecked) var isLinked = false
     /// The `Handler<E>`, until the subscription ends.
     @exclusivity(unchecked) var handlerStorage: (any Sendable)?
 
@@ -89,8 +91,13 @@ public final class EventToken: @unchecked Sendable {
     /// A token for a subscription that never started (for example `freeWith` an owner that is
     /// already gone). It is already disposed.
     static func inert<E: Event>(for _: E.Type) -> EventToken {
+        inert(eventTypeID: ObjectIdentifier(E.self))
+    }
+
+    /// ``inert(for:)`` for a type known by its identifier.
+    static func inert(eventTypeID: ObjectIdentifier) -> EventToken {
         let token = EventToken(
-            id: 0, eventTypeID: ObjectIdentifier(E.self), key: nil, mode: .immediate,
+            id: 0, eventTypeID: eventTypeID, key: nil, mode: .immediate,
             owner: nil, isOwned: false, registry: nil, handler: nil
         )
         _ = token.liveness.end()

@@ -85,7 +85,8 @@ public struct SubscriberMaker<E: Event>: Sendable {
 
     func register(_ handler: Handler<E>, owner: AnyObject?, isOwned: Bool) -> EventToken {
         bus.registry.subscribe(
-            Registry.Request(keys: keys, mode: mode, owner: owner, isOwned: isOwned, handler: handler)
+            Registry.Request(E.self, keys: keys, mode: mode, owner: owner, isOwned: isOwned, handler: handler),
+            makeBucket: { Bucket<E>() }
         )
     }
 }

@@ -13,6 +13,7 @@ class AnyBucket {
     final var count: Int { keyed.values.reduce(unkeyed.count) { $0 + $1.count } }
 
     final func insert(_ node: EventToken, retired: inout Retired) {
+        node.isLinked = true
         if let key = node.key {
             keyed[key, default: SubscriberList()].append(node)
         } else {
@@ -22,6 +23,7 @@ class AnyBucket {
     }
 
     final func remove(_ node: EventToken, retired: inout Retired) {
+        node.isLinked = false
         if let key = node.key {
             keyed[key]?.remove(node)
             if keyed[key]?.isEmpty == true {
@@ -101,13 +103,14 @@ final class Bucket<E: Event>: AnyBucket {
 struct Retired {
     /// Set when the sweep parked owners in `Index.parkedOwners`: `Registry.settle` releases them.
     var ownersParked = false
-    private var first: Any?
-    private var second: Any?
+    // `any Sendable`, the type handlers are stored as, so retiring one is a move, not a re-boxing.
+    private var first: (any Sendable)?
+    private var second: (any Sendable)?
     /// `nil` rather than empty, so that a `Retired` nothing was added to (every dispatch's) is
     /// destroyed without a release.
-    private var more: [Any]?
+    private var more: [any Sendable]?
 
-    mutating func add(_ object: Any) {
+    mutating func add(_ object: any Sendable) {
         if first == nil {
             first = object
         } else if second == nil {

@@ -6,13 +6,26 @@ import Dispatch
 /// snapshots, nodes) are released by the caller after unlocking, so no user code — not even a
 /// captured value's `deinit` — runs while the lock is held.
 final class Registry: Sendable {
-    /// Type-erased subscribe request, filled by the makers.
-    struct Request<E: Event> {
+    /// A subscribe request, filled by the makers. Not generic: the index's subscribe path runs
+    /// unspecialized in the caller's module, where every generic metadata access is a runtime
+    /// look-up (about 300 instructions); the request pays for the one it needs, `Handler<E>`, once.
+    struct Request {
+        var eventTypeID: ObjectIdentifier
         var keys: [String]
         var mode: DeliveryMode
         var owner: AnyObject?
         var isOwned: Bool
-        var handler: Handler<E>
+        /// The `Handler<E>`.
+        var handler: any Sendable
+
+        init<E: Event>(_: E.Type, keys: [String], mode: DeliveryMode, owner: AnyObject?, isOwned: Bool, handler: Handler<E>) {
+            eventTypeID = ObjectIdentifier(E.self)
+            self.keys = keys
+            self.mode = mode
+            self.owner = owner
+            self.isOwned = isOwned
+            self.handler = handler
+        }
     }
 
     private let index = Locked(Index())
@@ -49,12 +62,16 @@ final class Registry: Sendable {
     }
 
     /// Registers a subscription and returns its token. O(1) for each key.
-    func subscribe<E: Event>(_ request: Request<E>) -> EventToken {
+    ///
+    /// `makeBucket` makes the `Bucket<E>` if this is the first subscription to the type.
+    func subscribe(_ request: Request, makeBucket: () -> AnyBucket) -> EventToken {
         var retired = Retired()
         var afterUnlock = AfterUnlock()
         let token = index.withLock { index in
             index.tick(retired: &retired)
-            return index.insert(request, registry: self, retired: &retired, afterUnlock: &afterUnlock)
+            return index.insert(
+                request, registry: self, makeBucket: makeBucket, retired: &retired, afterUnlock: &afterUnlock
+            )
         }
         settle(retired)
         afterUnlock.run()
@@ -246,7 +263,7 @@ struct Index {
         var dead: [EventToken] = []  // allocates only when an owner has died
         let parkedBefore = parkedOwners.count
         bucket.forEachNode { node in
-            guard node.isOwned, node.handlerStorage != nil else { return }
+            guard node.isOwned, node.isLinked else { return }
             if let owner = node.owner {
                 parkedOwners.append(owner)
             } else {
@@ -263,18 +280,18 @@ struct Index {
         }
     }
 
-    mutating func insert<E: Event>(
-        _ request: Registry.Request<E>, registry: Registry, retired: inout Retired,
-        afterUnlock: inout AfterUnlock
+    mutating func insert(
+        _ request: Registry.Request, registry: Registry, makeBucket: () -> AnyBucket,
+        retired: inout Retired, afterUnlock: inout AfterUnlock
     ) -> EventToken {
-        let typeID = ObjectIdentifier(E.self)
+        let typeID = request.eventTypeID
         let bucket = bucket(for: typeID) ?? {
-            let bucket = Bucket<E>()
+            let bucket = makeBucket()
             buckets[typeID] = bucket
             return bucket
         }()
         if let hooks = bucket.hooks, !hooks.admit(keys: request.keys, afterUnlock: &afterUnlock) {
-            return .inert(for: E.self)
+            return .inert(eventTypeID: typeID)
         }
         let id = nextID
         nextID += 1
@@ -285,11 +302,18 @@ struct Index {
                 handler: request.handler, siblings: siblings
             )
         }
-        let siblings = request.keys.dropFirst().map { node(key: $0) }
+        // One node per key; the first is the token, the others its siblings. Zero or one key (all
+        // but rare subscriptions) takes the path without slicing.
+        var siblings: [EventToken] = []
+        if request.keys.count > 1 {
+            siblings = request.keys[1...].map { node(key: $0) }
+        }
         let token = node(key: request.keys.first, siblings: siblings)
-        for sibling in siblings { sibling.primary = token }
         bucket.insert(token, retired: &retired)
-        for sibling in siblings { bucket.insert(sibling, retired: &retired) }
+        for sibling in siblings {
+            sibling.primary = token
+            bucket.insert(sibling, retired: &retired)
+        }
         subscriptionCount += 1
         if let hooks = bucket.hooks {
             for key in request.keys { hooks.subscribed(key: key, afterUnlock: &afterUnlock) }
@@ -300,7 +324,7 @@ struct Index {
     /// Unlinks a subscription (a token and its siblings) and ends its siblings. Does nothing for
     /// one that is already unlinked. The handlers go to `retired`.
     mutating func unlink(_ token: EventToken, retired: inout Retired) {
-        guard token.handlerStorage != nil, let bucket = bucket(for: token.eventTypeID) else { return }
+        guard token.isLinked, let bucket = bucket(for: token.eventTypeID) else { return }
         func unlink(_ node: EventToken) {
             _ = node.end()
             bucket.remove(node, retired: &retired)

@@ -86,7 +86,7 @@ extension OwnedSubscriberMaker {
     /// owner goes away**; see ``EventBus/events(of:ofType:bufferingPolicy:)``.
     ///
     /// The bus holds the owner weakly, so it learns of the owner's death when it next looks: at the
-    /// next dispatch of this event type (that event is not yielded), at its periodic sweep, or at
+    /// next dispatch that reaches it (that event is not yielded), at its periodic sweep, or at
     /// ``EventBus/purge()``. At that moment it ends the subscription and the stream finishes: a
     /// `for await` loop over it ends after the events already buffered. No event dispatched after
     /// the owner's deallocation is yielded. If the owner is already gone, the stream is finished

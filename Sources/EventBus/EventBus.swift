@@ -136,8 +136,9 @@ public final class EventBus: Sendable {
     /// deallocated, releasing their handlers.
     ///
     /// You rarely need this: such subscriptions are never called, and the bus removes them at the
-    /// next dispatch of their event type, or at the latest during a periodic sweep, which runs every
-    /// `max(256, subscriptionCount)` bus operations (subscribe, dispose or dispatch). Call it when
+    /// next dispatch that reaches them (of their event type, and key if they have one), or at the
+    /// latest during a periodic sweep, which runs every `max(256, subscriptionCount)` bus
+    /// operations (subscribe, dispose or dispatch). Call it when
     /// you want their captured resources released at a known point, as tests do.
     ///
     /// ```swift

@@ -57,8 +57,8 @@ public struct SubscriberMaker<E: Event>: Sendable {
     /// Binds the subscription to `owner`'s lifetime: it ends when `owner` is deallocated.
     ///
     /// The bus holds `owner` weakly. After `owner` is gone its handler is never called again, and
-    /// the handler (with what it captured) is released at the latest at the next dispatch of the
-    /// event type, at the bus's periodic sweep, or at ``EventBus/purge()``. Passing `nil`, or an
+    /// the handler (with what it captured) is released at the next dispatch that reaches it, at the
+    /// bus's periodic sweep, or at ``EventBus/purge()``, whichever comes first. Passing `nil`, or an
     /// owner that is deallocated before `next`, yields an inert, already disposed token.
     ///
     /// ```swift

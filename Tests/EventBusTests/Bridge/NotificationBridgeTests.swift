@@ -249,7 +249,7 @@ struct BusToNotificationTests {
         let aCount = Shared(0)
         let bCount = Shared(0)
         let bus = fixture.bus
-        bus.on(notification: .bridgeA).next { _ in
+        bus.on(notification: .bridgeA).next { [unowned bus] _ in  // unowned: a handler holding its bus is a cycle
             aCount.increment()
             bus.dispatch(Notification(name: .bridgeB))
         }

@@ -9,7 +9,7 @@ struct ReentrancyTests {
     func nestedDispatchIsDepthFirst() {
         let bus = EventBus()
         let log = Shared<[String]>([])
-        bus.on(Ping.self).next { event in
+        bus.on(Ping.self).next { [unowned bus] event in  // unowned: a handler holding its bus is a cycle
             log.append("ping \(event.value) start")
             if event.value < 2 { bus.dispatch(Ping(value: event.value + 1)) }
             bus.dispatch(Pong(value: event.value))
@@ -29,7 +29,7 @@ struct ReentrancyTests {
     func subscribeDuringDelivery() {
         let bus = EventBus()
         let log = Shared<[String]>([])
-        bus.on(Ping.self).next { event in
+        bus.on(Ping.self).next { [unowned bus] event in
             log.append("first \(event.value)")
             if event.value == 0 { bus.on(Ping.self).next { log.append("late \($0.value)") } }
         }
@@ -82,7 +82,7 @@ struct ReentrancyTests {
     func noLockHeldDuringHandlers() {
         let bus = EventBus()
         let results = Shared<[String]>([])
-        bus.on(Ping.self).next { _ in
+        bus.on(Ping.self).next { [unowned bus] _ in
             // Same thread: would trap on the error-checking mutex (debug) if the lock were held.
             results.append("count \(bus.subscriptionCount)")
             // Another thread that needs the lock: would deadlock (and time out) if it were held.

@@ -1,0 +1,75 @@
+import Dispatch
+import Testing
+
+@testable import EventBus
+
+/// Battery item 6 (the RSS half; the leak half is the whole suite under LeakSanitizer in CI).
+///
+/// Resident memory is a property of the whole process, and Swift Testing runs suites in parallel, so
+/// this test only runs when asked to (`EVENTBUS_MEMORY_TEST=1`), in a process of its own:
+/// `EVENTBUS_MEMORY_TEST=1 swift test --filter MemoryTests` (CI does this). It is also skipped under
+/// AddressSanitizer (`EVENTBUS_ASAN=1`), whose allocator quarantines freed memory, and where
+/// /proc/self/statm does not exist.
+@Suite("Reliability: memory")
+struct MemoryTests {
+    struct Cycle: Event {
+        var key: String? = nil
+        var eventType: String? { key }
+    }
+
+    final class Counter: @unchecked Sendable {
+        // @unchecked Sendable: used by one thread only (every handler here is synchronous).
+        var value = 0
+    }
+
+    @Test(
+        "1,000,000 subscribe/dispatch/dispose cycles keep resident memory within 4 MiB of the warmed-up baseline",
+        .enabled(if: environmentFlag("EVENTBUS_MEMORY_TEST") && !underAddressSanitizer && residentBytes() != nil)
+    )
+    func steadyResidentMemory() throws {
+        let cycles = environmentInt("EVENTBUS_MEMORY_CYCLES") ?? 1_000_000
+        let bus = EventBus()
+        let calls = Counter()
+        let bag = DisposeBag()
+        let longLived = bus.on(Cycle.self).next { _ in calls.value += 1 }
+        func cycle(_ i: Int) {
+            switch i % 4 {
+            case 0:  // keyed
+                let token = bus.on(Cycle.self).ofType("k").next { _ in calls.value += 1 }
+                bus.dispatch(Cycle(key: "k"))
+                token.dispose()
+            case 1:  // owner-bound, owner released before the dispatch reclaims it
+                var owner: Sentinel? = Sentinel()
+                bus.on(Cycle.self).freeWith(owner).next { _ in calls.value += 1 }
+                owner = nil
+                bus.dispatch(Cycle())
+            case 2:  // through a long-lived bag
+                let token = bus.on(Cycle.self).next { _ in calls.value += 1 }
+                token.disposed(by: bag)
+                bus.dispatch(Cycle())
+                token.dispose()
+            default:
+                let token = bus.on(Cycle.self).next { _ in calls.value += 1 }
+                bus.dispatch(Cycle())
+                token.dispose()
+            }
+        }
+        let started = DispatchTime.now()
+        for i in 0..<50_000 { cycle(i) }
+        let baseline = try #require(residentBytes())
+        var peak = baseline
+        for i in 0..<cycles {
+            cycle(i)
+            if i % 50_000 == 0 { peak = max(peak, residentBytes() ?? 0) }
+        }
+        peak = max(peak, residentBytes() ?? 0)
+        let growth = peak - baseline
+        #expect(growth <= 4 << 20, "resident memory grew by \(growth) bytes")
+        #expect(bus.subscriptionCount == 1)
+        #expect(bag.count < 2 * DisposeBag.minimumPruneThreshold)
+        #expect(calls.value >= 7 * cycles / 4)  // 2 calls per cycle, 1 when the owner died first
+        longLived.dispose()
+        print("memory: \(cycles) cycles (+50,000 warm-up) in \(formatted(secondsSince(started))) s, \(calls.value) handler calls; "
+            + "RSS baseline \(baseline >> 10) KiB, peak growth \(growth >> 10) KiB (limit 4096 KiB); bag holds \(bag.count)")
+    }
+}

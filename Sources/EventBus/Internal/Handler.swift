@@ -42,9 +42,11 @@ struct Delivery<E: Event>: Sendable {
         case .immediate:
             return invoke(event)
         case .queue(let queue):
-            guard node.isLive else { return true }
-            // Owner already gone: nothing to enqueue, and the caller reclaims the subscription now.
-            if node.isOwned, node.owner == nil { return false }
+            switch admission() {
+            case .ended: return true
+            case .ownerGone: return false  // nothing to enqueue; the caller reclaims it now
+            case .call: break
+            }
             queue.async { _ = self.invoke(event) }
             return true
         case .mainActor:
@@ -52,17 +54,38 @@ struct Delivery<E: Event>: Sendable {
         }
     }
 
+    /// What a delivery may do at this moment. Checked right before every call (for an enqueued
+    /// delivery: again on its queue), which is what makes the dispose guarantee hold.
+    enum Admission {
+        /// The subscription has ended: do nothing.
+        case ended
+        /// Its owner has been deallocated: do nothing, and have the subscription reclaimed.
+        case ownerGone
+        /// Call the handler, keeping `owner` (`nil` for a subscription without one) alive meanwhile.
+        case call(owner: AnyObject?)
+    }
+
+    @inline(__always)
+    func admission() -> Admission {
+        guard node.isLive else { return .ended }
+        guard node.isOwned else { return .call(owner: nil) }
+        guard let owner = node.owner else { return .ownerGone }
+        return .call(owner: owner)
+    }
+
     /// Main-actor delivery: calls the handler now if the caller is on the main queue (so on the
     /// main actor), otherwise enqueues the call on the main queue, which keeps dispatch order.
     ///
-    /// The liveness and owner checks are made again on the main queue right before the call, so
-    /// the dispose guarantee covers enqueued deliveries. `MainActor.assumeIsolated` is only ever
-    /// reached on the main queue. Not inlined: the immediate path stays as small as it was.
+    /// The admission is checked again on the main queue right before the call, so the dispose
+    /// guarantee covers enqueued deliveries. `MainActor.assumeIsolated` is only ever reached on the
+    /// main queue. Not inlined: the immediate path stays as small as it was.
     @inline(never)
     func deliverOnMainActor(_ event: E) -> Bool {
-        guard node.isLive else { return true }
-        // Owner already gone: no hop to the main queue, and the caller reclaims the subscription now.
-        if node.isOwned, node.owner == nil { return false }
+        switch admission() {
+        case .ended: return true
+        case .ownerGone: return false  // no hop to the main queue; the caller reclaims it now
+        case .call: break
+        }
         if isOnMainQueue {
             // On the main queue, hence on the main actor: the check in assumeIsolated holds.
             return MainActor.assumeIsolated { invokeOnMainActor(event) }
@@ -74,47 +97,52 @@ struct Delivery<E: Event>: Sendable {
         return true
     }
 
-    /// The main-actor counterpart of ``invoke(_:)``: calls the handler if the subscription is
-    /// still live and its owner, if any, still exists; the owner is retained for the call.
-    @MainActor
-    func invokeOnMainActor(_ event: E) -> Bool {
-        guard node.isLive else { return true }
-        guard node.isOwned else {
-            switch handler {
-            case .mainActorEvent(let body): body(event)
-            case .mainActorOwnerAndEvent: preconditionFailure("EventBus: an owner-passing handler without an owner")
-            case .event, .ownerAndEvent: preconditionFailure("EventBus: a nonisolated handler with main-actor delivery")
-            }
+    /// Calls the handler on the current thread if ``admission()`` allows it, with the owner, if
+    /// any, retained for the call. Returns `false` if the owner is gone.
+    @inline(__always)
+    func invoke(_ event: E) -> Bool {
+        // The common case, kept free of the owner machinery (it is the per-subscriber cost of every
+        // dispatch): no owner, a plain handler. Its admission is the liveness check alone.
+        if !node.isOwned, case .event(let body) = handler {
+            if node.isLive { body(event) }
             return true
         }
-        guard let owner = node.owner else { return false }
+        let owner: AnyObject?
+        switch admission() {
+        case .ended: return true
+        case .ownerGone: return false
+        case .call(let admitted): owner = admitted
+        }
+        switch handler {
+        case .event(let body): withExtendedLifetime(owner) { body(event) }
+        case .ownerAndEvent(let body): body(Self.required(owner), event)
+        case .mainActorEvent, .mainActorOwnerAndEvent: preconditionFailure("EventBus: a main-actor handler off the main actor")
+        }
+        return true
+    }
+
+    /// The main-actor counterpart of ``invoke(_:)``, for the handlers made with `onMainActor()`.
+    @MainActor
+    func invokeOnMainActor(_ event: E) -> Bool {
+        let owner: AnyObject?
+        switch admission() {
+        case .ended: return true
+        case .ownerGone: return false
+        case .call(let admitted): owner = admitted
+        }
         switch handler {
         case .mainActorEvent(let body): withExtendedLifetime(owner) { body(event) }
-        case .mainActorOwnerAndEvent(let body): body(owner, event)
+        case .mainActorOwnerAndEvent(let body): body(Self.required(owner), event)
         case .event, .ownerAndEvent: preconditionFailure("EventBus: a nonisolated handler with main-actor delivery")
         }
         return true
     }
 
-    /// Calls the handler on the current thread if the subscription is still live and its owner,
-    /// if any, still exists. The owner is retained for the duration of the call.
+    /// The owner an owner-passing handler is called with: such handlers are only made by
+    /// `freeWith(owner)` makers, so their nodes always have one.
     @inline(__always)
-    func invoke(_ event: E) -> Bool {
-        guard node.isLive else { return true }
-        guard node.isOwned else {
-            switch handler {
-            case .event(let body): body(event)
-            case .ownerAndEvent: preconditionFailure("EventBus: an owner-passing handler without an owner")
-            case .mainActorEvent, .mainActorOwnerAndEvent: preconditionFailure("EventBus: a main-actor handler off the main actor")
-            }
-            return true
-        }
-        guard let owner = node.owner else { return false }
-        switch handler {
-        case .event(let body): withExtendedLifetime(owner) { body(event) }
-        case .ownerAndEvent(let body): body(owner, event)
-        case .mainActorEvent, .mainActorOwnerAndEvent: preconditionFailure("EventBus: a main-actor handler off the main actor")
-        }
-        return true
+    private static func required(_ owner: AnyObject?) -> AnyObject {
+        guard let owner else { preconditionFailure("EventBus: an owner-passing handler without an owner") }
+        return owner
     }
 }

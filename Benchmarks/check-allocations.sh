@@ -12,8 +12,10 @@ set -uo pipefail
 cd "$(dirname "$0")"
 
 # EventBus's scenarios with deterministic allocations (the enqueued and two-thread ones also count
-# allocations made by Dispatch itself, so they are measured but not gated).
-gated='(publish_N=[0-9]+_EventBus(-owner-bound)?|keyed_100-keys_EventBus|subscribe\+dispose_existing=[0-9]+[kM]?_EventBus|owner-churn_EventBus)'
+# allocations made by Dispatch itself, so they are measured but not gated). The main-actor rows
+# allow 5 per 1,000 publishes: the one DispatchQueue.main.sync that puts each measured iteration
+# on the main actor; EventBus's main-actor delivery itself allocates nothing.
+gated='(publish_N=[0-9]+_EventBus(-owner-bound|-main-actor)?|keyed_100-keys_EventBus|subscribe\+dispose_existing=[0-9]+[kM]?_EventBus|owner-churn_EventBus)'
 
 toolchain=$(swift --version 2>&1 | sed -n 's/.*Swift version \([0-9]*\.[0-9]*\).*/\1/p' | head -n 1)
 thresholds="Thresholds/${toolchain:-unknown}"

@@ -92,11 +92,11 @@ public final class EventBus: Sendable {
     /// bus.dispatch(LoginEvent(userID: "42"))
     /// ```
     public func dispatch<E: Event>(_ event: E) {
-        var retired = Retired()
         let key = event.eventType
-        let route = registry.snapshots(for: E.self, key: key, retired: &retired)
-        // Settle even when nothing subscribes to `E`: the sweep may have run and parked owners.
-        registry.settle(retired)
+        var sweepDue = false
+        let route = registry.snapshots(for: E.self, key: key, sweepDue: &sweepDue)
+        // The periodic sweep runs after unlocking, even when nothing subscribes to `E`.
+        if sweepDue { registry.purge() }
         guard let (keyed, unkeyed, isHooked) = route else { return }
         // Event types with hooks (the NotificationCenter bridge's) route their dispatches themselves.
         if isHooked {

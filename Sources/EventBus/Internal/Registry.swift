@@ -68,7 +68,7 @@ final class Registry: Sendable {
         var retired = Retired()
         var afterUnlock = AfterUnlock()
         let token = index.withLock { index in
-            index.tick(retired: &retired)
+            if index.tick() { index.sweep(retired: &retired) }
             return index.insert(
                 request, registry: self, makeBucket: makeBucket, retired: &retired, afterUnlock: &afterUnlock
             )
@@ -82,7 +82,7 @@ final class Registry: Sendable {
     func remove(_ token: EventToken) {
         var retired = Retired()
         index.withLock { index in
-            index.tick(retired: &retired)
+            if index.tick() { index.sweep(retired: &retired) }
             index.unlink(token, retired: &retired)
         }
         settle(retired)
@@ -92,13 +92,15 @@ final class Registry: Sendable {
     /// One lock acquisition; allocates nothing unless a snapshot must be rebuilt after a change.
     ///
     /// If `E` has hooks (and `bypassingHooks` is `false`), returns no snapshots and `isHooked`:
-    /// the caller hands the event to ``hooks(for:)`` instead.
+    /// the caller hands the event to ``hooks(for:)`` instead. Sets `sweepDue` when the periodic
+    /// sweep is due: the caller runs it (``purge()``) after this returns, so a dispatch never
+    /// retires anything itself.
     @inline(__always)
     func snapshots<E: Event>(
-        for _: E.Type, key: String?, bypassingHooks: Bool = false, retired: inout Retired
+        for _: E.Type, key: String?, bypassingHooks: Bool = false, sweepDue: inout Bool
     ) -> (keyed: Bucket<E>.Snapshot?, unkeyed: Bucket<E>.Snapshot, isHooked: Bool)? {
         index.withLock { index in
-            index.tick(retired: &retired)
+            sweepDue = index.tick()
             guard let bucket = index.bucket(for: ObjectIdentifier(E.self)) else { return nil }
             if !bypassingHooks, bucket.hooks != nil { return (nil, Bucket<E>.Snapshot(), true) }
             // Buckets are filed under `ObjectIdentifier(E.self)` only as `Bucket<E>` (by `insert`,
@@ -123,9 +125,9 @@ final class Registry: Sendable {
     /// Delivers `event` to the subscribers of `key` (and, if `includingUnkeyed`, to the unkeyed
     /// ones), bypassing `E`'s hooks: how hooks hand an event to the bus's subscribers.
     func deliver<E: Event>(_ event: E, key: String?, includingUnkeyed: Bool = true) {
-        var retired = Retired()
-        let route = snapshots(for: E.self, key: key, bypassingHooks: true, retired: &retired)
-        settle(retired)
+        var sweepDue = false
+        let route = snapshots(for: E.self, key: key, bypassingHooks: true, sweepDue: &sweepDue)
+        if sweepDue { purge() }
         guard let (keyed, unkeyed, _) = route else { return }
         fanOut(event, keyed: keyed, unkeyed: includingUnkeyed ? unkeyed : Bucket<E>.Snapshot())
     }
@@ -245,11 +247,12 @@ struct Index {
     /// owner is gone are removed. O(subscriptions) every that many operations: O(1) amortised.
     static let minimumSweepInterval = 256
 
-    mutating func tick(retired: inout Retired) {
+    /// Counts one bus operation; returns `true` when the sweep is due (the caller runs it).
+    mutating func tick() -> Bool {
         operationsSinceSweep &+= 1
-        if operationsSinceSweep >= Swift.max(Self.minimumSweepInterval, subscriptionCount) {
-            sweep(retired: &retired)
-        }
+        guard operationsSinceSweep >= Swift.max(Self.minimumSweepInterval, subscriptionCount) else { return false }
+        operationsSinceSweep = 0
+        return true
     }
 
     mutating func sweep(retired: inout Retired) {

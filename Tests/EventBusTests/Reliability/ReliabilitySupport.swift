@@ -115,3 +115,110 @@ func formatted(_ seconds: Double) -> String {
     let fraction = hundredths % 100
     return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
 }
+
+/// Runs `count` copies of `body`, each on its own thread, and awaits them without blocking a
+/// cooperative thread (it polls); returns whether all finished within `seconds`. The async stress
+/// tests use it so that their consumer tasks keep the cooperative pool while the threads run.
+func concurrentlyAwaiting(_ count: Int, within seconds: UInt64, _ body: @escaping @Sendable (Int) -> Void) async -> Bool {
+    let finished = Shared(0)
+    for index in 0..<count {
+        Thread.detach {
+            body(index)
+            finished.increment()
+        }
+    }
+    return await AsyncWait.until(within: seconds) { finished.value == count }
+}
+
+/// The first violations a stress test found (at most 10 kept, then "…").
+final class Violations {
+    private(set) var list: [String] = []
+
+    func add(_ message: @autoclosure () -> String) {
+        if list.count < 10 { list.append(message()) } else if list.count == 10 { list.append("…") }
+    }
+
+    var isEmpty: Bool { list.isEmpty }
+    var description: String { list.joined(separator: "\n") }
+}
+
+/// The oracle's check of one subscription against the clock stamps of every dispatch, shared by
+/// the stress oracles of the isolation and bridge paths (same rules as `ConcurrencyOracleTests`).
+///
+/// - `got[thread]`: the sequence numbers received from each dispatching thread, in arrival order.
+/// - `stamps[thread][seq]`: the clock before and after that dispatch.
+/// - `accepts(seq)`: whether the subscription's keys select the event.
+/// - `mustEnd`: events dispatched wholly inside `(subscribeReturned, mustEnd)` must have been
+///   received (`nil`: no such promise, e.g. a stream ended by cancellation).
+/// - `disposeReturned`: nothing dispatched wholly after it may be received (`nil`: not checked).
+/// - `gapFree`: between two received events of a thread, every accepted event of that thread
+///   dispatched after `subscribeReturned` was received too (a subscription that was live for a
+///   later event was live for the earlier one).
+///
+/// Returns (received, required) counts for the printed summary.
+@discardableResult
+func checkWindow(
+    _ label: String,
+    got: [[Int]],
+    stamps: [[(start: Int, end: Int)]],
+    subscribeCalled: Int,
+    subscribeReturned: Int,
+    mustEnd: Int?,
+    disposeReturned: Int?,
+    gapFree: Bool = false,
+    accepts: (Int) -> Bool,
+    into violations: Violations
+) -> (received: Int, required: Int) {
+    var received = 0
+    var required = 0
+    for thread in stamps.indices {
+        let events = stamps[thread]
+        let seqs = got[thread]
+        received += seqs.count
+        let mayFrom = partitionPoint(events.count) { events[$0].end > subscribeCalled }
+        let mayTo = disposeReturned.map { end in partitionPoint(events.count) { events[$0].start > end } } ?? events.count
+        let mustFrom = partitionPoint(events.count) { events[$0].start > subscribeReturned }
+        if zip(seqs, seqs.dropFirst()).contains(where: { $0 >= $1 }) {
+            violations.add("\(label) got thread \(thread)'s events duplicated or out of order: \(seqs.prefix(20))")
+        }
+        if let outside = seqs.first(where: { !(mayFrom..<mayTo).contains($0) }) {
+            violations.add("\(label) got event \(thread):\(outside), dispatched wholly outside its subscription "
+                + "(may receive \(mayFrom)..<\(mayTo))")
+        }
+        if let unselected = seqs.first(where: { !accepts($0) }) {
+            violations.add("\(label) got event \(thread):\(unselected), which its keys do not select")
+        }
+        let receivedSet = Set(seqs)
+        if let mustEnd {
+            let mustTo = partitionPoint(events.count) { events[$0].end >= mustEnd }
+            if mustFrom < mustTo {
+                let must = (mustFrom..<mustTo).filter(accepts)
+                required += must.count
+                if let missing = must.first(where: { !receivedSet.contains($0) }) {
+                    violations.add("\(label) missed event \(thread):\(missing), dispatched while it was live")
+                }
+            }
+        }
+        if gapFree, let last = seqs.last, mustFrom <= last {
+            if let hole = (mustFrom...last).first(where: { accepts($0) && !receivedSet.contains($0) }) {
+                violations.add("\(label) skipped event \(thread):\(hole) but received the later \(thread):\(last)")
+            }
+        }
+    }
+    return (received, required)
+}
+
+/// A task executor on a concurrent dispatch queue (threads of its own, outside the cooperative
+/// pool). The stream oracle runs its consumers here: when the reliability suites run in parallel,
+/// synchronous stress tests occupy the cooperative pool (2 threads on 2 cores) for seconds, and
+/// consumers starved of it would turn a stress test into a wait.
+final class QueueTaskExecutor: TaskExecutor {
+    private let queue: DispatchQueue
+
+    init(label: String) { queue = DispatchQueue(label: label, attributes: .concurrent) }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}

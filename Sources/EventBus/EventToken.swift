@@ -135,6 +135,9 @@ public final class EventToken: @unchecked Sendable {
     /// ```
     public func dispose() {
         guard end() else { return }
+        // End the other keys' nodes here too, without the lock: if the bus is being deallocated
+        // on another thread, `registry` is already nil, and they must not stay live.
+        for sibling in siblings { _ = sibling.end() }
         registry?.remove(self)
     }
 

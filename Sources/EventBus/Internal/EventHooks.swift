@@ -11,9 +11,10 @@ class AnyEventHooks: @unchecked Sendable {
     // @unchecked Sendable: subclasses keep their mutable state under the bus lock (the lifecycle
     // methods below are only called under it) or under a lock of their own.
 
-    /// Under the bus lock, before a subscription with `keys` is registered: `false` refuses it (the
-    /// subscriber gets an already disposed token). Report the refusal through `afterUnlock`.
-    func admit(keys: [String], afterUnlock: inout AfterUnlock) -> Bool { true }
+    /// Under the bus lock, before a subscription with `keys` is registered: returns the keys to
+    /// register it under (the hooks may normalise them), or `nil` to refuse it (the subscriber gets
+    /// an already disposed token). Report a refusal through `afterUnlock`.
+    func admit(keys: [String], afterUnlock: inout AfterUnlock) -> [String]? { keys }
 
     /// Under the bus lock, after a subscription was registered: called once for each of its keys,
     /// whether or not the key already had subscribers.

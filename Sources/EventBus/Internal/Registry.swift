@@ -49,12 +49,18 @@ final class Registry: Sendable {
     deinit {
         // The bus is gone: end every subscription (so queued deliveries do not start) and release
         // the handlers, which `retired` drops when this deinit returns, with no lock held.
+        // Nodes are unlinked too: a token the user still holds must not keep the rest of its list
+        // alive through `next`.
         var retired = Retired()
         index.withLock { index in
             for bucket in index.buckets.values {
-                bucket.forEachNode { node in
+                var nodes: [EventToken] = []
+                bucket.forEachNode { nodes.append($0) }
+                for node in nodes {
                     _ = node.end()
+                    bucket.remove(node, retired: &retired)
                     if let handler = node.handlerStorage.take() { retired.add(handler) }
+                    retired.add(node)
                 }
             }
         }
@@ -293,8 +299,12 @@ struct Index {
             buckets[typeID] = bucket
             return bucket
         }()
-        if let hooks = bucket.hooks, !hooks.admit(keys: request.keys, afterUnlock: &afterUnlock) {
-            return .inert(eventTypeID: typeID)
+        var keys = request.keys
+        if let hooks = bucket.hooks {
+            guard let admitted = hooks.admit(keys: keys, afterUnlock: &afterUnlock) else {
+                return .inert(eventTypeID: typeID)
+            }
+            keys = admitted
         }
         let id = nextID
         nextID += 1
@@ -308,10 +318,10 @@ struct Index {
         // One node per key; the first is the token, the others its siblings. Zero or one key (all
         // but rare subscriptions) takes the path without slicing.
         var siblings: [EventToken] = []
-        if request.keys.count > 1 {
-            siblings = request.keys[1...].map { node(key: $0) }
+        if keys.count > 1 {
+            siblings = keys[1...].map { node(key: $0) }
         }
-        let token = node(key: request.keys.first, siblings: siblings)
+        let token = node(key: keys.first, siblings: siblings)
         bucket.insert(token, retired: &retired)
         for sibling in siblings {
             sibling.primary = token
@@ -319,7 +329,7 @@ struct Index {
         }
         subscriptionCount += 1
         if let hooks = bucket.hooks {
-            for key in request.keys { hooks.subscribed(key: key, afterUnlock: &afterUnlock) }
+            for key in keys { hooks.subscribed(key: key, afterUnlock: &afterUnlock) }
         }
         return token
     }

@@ -38,7 +38,12 @@ extension EventBus {
     /// ```
     public var notificationBridgeIssueHandler: (@Sendable (NotificationBridgeIssue) -> Void)? {
         get { notificationHooks.issueHandler.withLock { $0 } }
-        set { notificationHooks.issueHandler.withLock { $0 = newValue } }
+        set {
+            // Swap under the lock, release the old handler (and what it captured) after unlocking.
+            var replaced = newValue
+            notificationHooks.issueHandler.withLock { swap(&$0, &replaced) }
+            _ = replaced
+        }
     }
 
     /// Starts a subscription to the notifications named `name`, optionally only those posted by

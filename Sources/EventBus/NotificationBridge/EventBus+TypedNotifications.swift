@@ -121,12 +121,14 @@ extension EventBus {
 /// then to the outbound bridges, which are subscriptions under a reserved key that no event has.
 /// Deliveries that bypass hooks (those from notifications) therefore never reach the bridges.
 final class OutboundHooks<E: Event>: EventHooks<E>, @unchecked Sendable {
-    // @unchecked Sendable: immutable.
+    // @unchecked Sendable: `registry` is set in init and never written again (a `weak var` only
+    // because `weak let` needs Swift 6.2).
 
-    /// The key of outbound bridge subscriptions; starts with U+0000, which no event's key does.
+    /// The key of outbound bridge subscriptions. It starts with U+0000, so no sensible event key
+    /// equals it; `dispatch` copes with one that does.
     static var key: String { "\u{0}EventBus.outboundNotificationBridge" }
 
-    private weak let registry: Registry?
+    private weak var registry: Registry?
 
     init(registry: Registry) {
         self.registry = registry
@@ -134,7 +136,10 @@ final class OutboundHooks<E: Event>: EventHooks<E>, @unchecked Sendable {
 
     override func dispatch(_ event: E) {
         guard let registry else { return }
-        registry.deliver(event, key: event.eventType)
+        // An event whose own key is the reserved one (an id off the wire, say) reaches the unkeyed
+        // subscribers only: the list under that key holds the outbound bridges, reached once, below.
+        let key = event.eventType
+        registry.deliver(event, key: key == Self.key ? nil : key)
         registry.deliver(event, key: Self.key, includingUnkeyed: false)
     }
 }

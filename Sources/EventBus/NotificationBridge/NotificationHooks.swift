@@ -14,10 +14,11 @@ struct NotificationBridgeConfiguration: Sendable {
 /// retired ``Observation`` is released (removal), so no Foundation or user code runs under the lock.
 final class NotificationHooks: EventHooks<NotificationEvent>, @unchecked Sendable {
     // @unchecked Sendable: `observations` is touched only by the lifecycle methods, which the index
-    // calls under the bus lock; `issueHandler` has its own lock; everything else is immutable.
+    // calls under the bus lock; `issueHandler` has its own lock; everything else is set in init and
+    // never written again (`registry` is a `weak var` only because `weak let` needs Swift 6.2).
 
     let center: NotificationCenter
-    private weak let registry: Registry?
+    private weak var registry: Registry?
     /// The handler of ``EventBus/notificationBridgeIssueHandler``.
     let issueHandler = Locked<(@Sendable (NotificationBridgeIssue) -> Void)?>(nil)
     /// Calls into this bus's observer blocks, current or stale (for tests).
@@ -32,10 +33,15 @@ final class NotificationHooks: EventHooks<NotificationEvent>, @unchecked Sendabl
         self.registry = registry
     }
 
-    override func admit(keys: [String], afterUnlock: inout AfterUnlock) -> Bool {
-        guard keys.isEmpty else { return true }
-        afterUnlock.add { self.report(.unnamedSubscriptionRefused) }
-        return false
+    override func admit(keys: [String], afterUnlock: inout AfterUnlock) -> [String]? {
+        guard !keys.isEmpty else {
+            afterUnlock.add { self.report(.unnamedSubscriptionRefused) }
+            return nil
+        }
+        // A subscription to a name already gets every notification of that name: a sender filter
+        // for the same name would deliver some of them twice (the observer fans out once per key).
+        let plainNames = Set(keys.filter { !SenderKey.isSenderKey($0) })
+        return keys.filter { !SenderKey.isSenderKey($0) || !plainNames.contains(SenderKey.name(ofKey: $0)) }
     }
 
     override func subscribed(key: String, afterUnlock: inout AfterUnlock) {
@@ -92,7 +98,8 @@ final class NotificationHooks: EventHooks<NotificationEvent>, @unchecked Sendabl
 /// one arrives, the retiring observer and its successor may both be installed for a moment, but a
 /// post is delivered to the bus once.
 final class Observation: @unchecked Sendable {
-    // @unchecked Sendable: `installation` has its own lock; `current` is atomic; the rest is immutable.
+    // @unchecked Sendable: `installation` has its own lock; `current` is atomic; the rest is set in
+    // init and never written again.
 
     /// Orders an observer block after its installation, for ThreadSanitizer's benefit. The center
     /// already publishes blocks under its own lock, but on Linux swift-foundation's lock is invisible
@@ -104,7 +111,7 @@ final class Observation: @unchecked Sendable {
 
     let name: Notification.Name
     private let center: NotificationCenter
-    private weak let registry: Registry?
+    private weak var registry: Registry?
     private let calls: CallCounter
     private let current = AtomicLiveness()
     private let installation = Locked<(any NSObjectProtocol)?>(nil)
@@ -165,8 +172,10 @@ enum SenderKey {
         return "\u{0}\(String(id, radix: 16))\u{0}\(name.rawValue)"
     }
 
+    static func isSenderKey(_ key: String) -> Bool { key.first == "\u{0}" }
+
     static func name(ofKey key: String) -> String {
-        guard key.first == "\u{0}" else { return key }
+        guard isSenderKey(key) else { return key }
         let afterID = key.dropFirst().drop { $0 != "\u{0}" }.dropFirst()
         return String(afterID)
     }

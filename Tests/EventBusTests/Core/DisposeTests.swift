@@ -104,3 +104,30 @@ struct DisposeTests {
         print("uniqueIDs: 4 threads made \(ids.value.count) subscriptions, all ids distinct")
     }
 }
+
+@Suite("Bus teardown")
+struct BusTeardownTests {
+    @Test("A token kept after its bus is gone does not keep the rest of its list alive")
+    func heldTokenDoesNotKeepItsListAlive() {
+        var bus: EventBus? = EventBus()
+        let first = bus!.on(Ping.self).next { _ in }
+        weak var second: EventToken?
+        weak var third: EventToken?
+        do {
+            second = bus!.on(Ping.self).next { _ in }
+            third = bus!.on(Ping.self).next { _ in }
+        }
+        bus = nil
+        #expect(second == nil && third == nil)
+        #expect(first.isDisposed)
+        first.dispose()
+    }
+
+    @Test("Disposing a multi-key token ends every key, even with no bus to tell")
+    func multiKeyDisposeEndsEveryKey() {
+        let bus = EventBus()
+        let token = bus.on(Chat.self).ofType("a").ofType("b").next { _ in }
+        token.dispose()
+        #expect(token.siblings.allSatisfy { $0.isDisposed })
+    }
+}

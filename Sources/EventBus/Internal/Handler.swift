@@ -42,12 +42,10 @@ struct Delivery<E: Event>: Sendable {
         case .immediate:
             return invoke(event)
         case .queue(let queue):
-            switch admission() {
-            case .ended: return true
-            case .ownerGone: return false  // nothing to enqueue; the caller reclaims it now
-            case .call: break
-            }
-            queue.async { _ = self.invoke(event) }
+            // The owner is checked on the queue, not here: reading it here would retain it on the
+            // dispatching thread, where its deinit could then run.
+            guard node.isLive else { return true }
+            queue.async { if !self.invoke(event) { self.reclaimDeadOwners() } }
             return true
         case .mainActor:
             return deliverOnMainActor(event)
@@ -76,18 +74,22 @@ struct Delivery<E: Event>: Sendable {
     /// Main-actor delivery: calls the handler now if the caller is on the main queue (so on the
     /// main actor), otherwise enqueues the call on the main queue, which keeps dispatch order.
     ///
-    /// The admission is checked again on the main queue right before the call, so the dispose
-    /// guarantee covers enqueued deliveries. Not inlined: the immediate path stays as small as it was.
+    /// The admission is checked on the main queue right before the call, so the dispose guarantee
+    /// covers enqueued deliveries. Not inlined: the immediate path stays as small as it was.
     @inline(never)
     func deliverOnMainActor(_ event: E) -> Bool {
-        switch admission() {
-        case .ended: return true
-        case .ownerGone: return false  // no hop to the main queue; the caller reclaims it now
-        case .call: break
-        }
         if isOnMainQueue { return invokeOnMainQueue(event) }
-        DispatchQueue.main.async { _ = self.invokeOnMainQueue(event) }
+        // Off the main queue only liveness is checked: reading the owner (a view controller, say)
+        // would retain it on this thread, where its deinit could then run.
+        guard node.isLive else { return true }
+        DispatchQueue.main.async { if !self.invokeOnMainQueue(event) { self.reclaimDeadOwners() } }
         return true
+    }
+
+    /// Has the bus reclaim the subscriptions of `E` whose owner is gone, when an enqueued delivery
+    /// found its owner gone (a synchronous one returns `false` to the dispatch, which does this).
+    func reclaimDeadOwners() {
+        node.registry?.reapDeadOwners(of: E.self)
     }
 
     /// Calls the handler on the current thread if ``admission()`` allows it, with the owner, if

@@ -1,7 +1,9 @@
 /// A JSON value: the payload of a ``JSONEvent``, and a `Sendable` stand-in for `[String: Any]`.
 ///
 /// Build one with literals, read it with the typed accessors, and encode or decode it with any
-/// `Codable` coder. Equality is by value (`1` and `1.0` are different: `.int` vs `.double`).
+/// `Codable` coder. Equality is by value, and numeric for numbers, since JSON has only one number
+/// type: `.int(2) == .double(2.0)` (an encoder may well write `2.0` as `2`), and `.double(.nan)`
+/// equals itself so that `Hashable` holds (JSON itself has no NaN or infinity: encoding them throws).
 ///
 /// ```swift
 /// let payload: JSONValue = ["userID": "42", "roles": ["admin"], "age": 31, "verified": true]
@@ -13,7 +15,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
     case null
     /// `true` or `false`.
     case bool(Bool)
-    /// A number without a fractional part or exponent, as decoded; `42` in a literal.
+    /// A number that decoded as an integer; `42` in a literal.
     case int(Int)
     /// Any other number; `4.2` in a literal.
     case double(Double)
@@ -148,5 +150,40 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     /// `let value: JSONValue = ["id": 1]`; a key given twice keeps its last value.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}
+
+extension JSONValue {
+    /// Equal values, with numbers compared by value: `.int(2) == .double(2.0)`, and NaN equals NaN.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.string(let a), .string(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a == b
+        case (.int(let a), .int(let b)): a == b
+        case (.double(let a), .double(let b)): a == b || (a.isNaN && b.isNaN)
+        case (.int(let a), .double(let b)), (.double(let b), .int(let a)): Int(exactly: b) == a
+        default: false
+        }
+    }
+
+    /// Hashes consistently with `==`: an integral `.double` hashes as the `.int` it equals.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let value): hasher.combine(1); hasher.combine(value)
+        case .int(let value): hasher.combine(2); hasher.combine(value)
+        case .double(let value):
+            if let integral = Int(exactly: value) {
+                hasher.combine(2); hasher.combine(integral)
+            } else {
+                hasher.combine(3); hasher.combine(value.isNaN ? .nan : value)
+            }
+        case .string(let value): hasher.combine(4); hasher.combine(value)
+        case .array(let value): hasher.combine(5); hasher.combine(value)
+        case .object(let value): hasher.combine(6); hasher.combine(value)
+        }
     }
 }

@@ -31,6 +31,20 @@ struct JSONEventTests {
         #expect(value["a"]?[5]?["b"]?.boolValue == false)
     }
 
+    @Test("Numbers compare by value, so a double written as an integer round-trips")
+    func numbersRoundTrip() throws {
+        let values: [JSONValue] = [.double(2.0), .double(1e3), .double(2.5), .int(7), .double(-0.0)]
+        for value in values {
+            let decoded = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+            #expect(decoded == value, "\(value) came back as \(decoded)")
+            #expect(decoded.hashValue == value.hashValue)
+        }
+        #expect(JSONValue.int(2) == .double(2.0))
+        #expect(JSONValue.int(2) != .double(2.5))
+        #expect(JSONValue.double(.nan) == .double(.nan))
+        #expect(Set<JSONValue>([.int(1), .double(1.0), .double(.nan), .double(.nan)]).count == 2)
+    }
+
     @Test("JSONEvent routes by its id through ofType")
     func routesByID() {
         let bus = EventBus()

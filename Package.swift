@@ -21,8 +21,8 @@ let package = Package(
         .executable(name: "EventBusDemo", targets: ["EventBusDemo"]),
     ],
     targets: [
-        // Three C functions over compiler atomics: the lock-free "is this subscription still live?"
-        // check on the dispatch path. Internal; not a product.
+        // Two C functions over compiler atomics (the lock-free "is this subscription still live?"
+        // check on the dispatch path) and a cached main-thread test. Internal; not a product.
         .target(name: "_EventBusShims"),
         .target(
             name: "EventBus",

@@ -25,8 +25,10 @@ import Dispatch
 ///
 /// Subscribing and disposing are O(1) whatever the number of subscribers. A dispatch takes the bus
 /// lock once for the whole fan-out, to copy a cached snapshot of the subscribers, and allocates
-/// nothing in steady state (the snapshot is rebuilt only after a subscribe or dispose). Handlers
-/// never run while the bus holds its lock.
+/// nothing in steady state (the snapshot is rebuilt only after a subscribe or dispose). It takes the
+/// lock again only to reclaim: when it found a dead owner, or fell on the amortised sweep. Event
+/// types routed through the NotificationCenter bridge take a few acquisitions more. Handlers never
+/// run while the bus holds its lock.
 public final class EventBus: Sendable {
     /// The process-wide bus, used by `subscribe(_:)` and by most apps.
     ///
@@ -86,7 +88,8 @@ public final class EventBus: Sendable {
     /// subscribe (the new subscriber does not receive the event being delivered) and dispose any
     /// subscription (a disposed subscriber not yet called for this event is not called).
     ///
-    /// A dispatch with no subscriber does nothing and costs one lock acquisition.
+    /// A dispatch with no subscriber delivers nothing and costs one lock acquisition (it still
+    /// counts toward the amortised sweep).
     ///
     /// ```swift
     /// bus.dispatch(LoginEvent(userID: "42"))

@@ -28,8 +28,9 @@
 /// Tokens are thread-safe: ``dispose()`` is idempotent and may be called from any thread, any number
 /// of times, before or after the bus itself is gone.
 public final class EventToken: @unchecked Sendable {
-    // @unchecked Sendable: `previous`, `next` and `handlerStorage` are read and written only under
-    // the owning bus's lock; `liveness` is atomic; every other stored property is immutable.
+    // @unchecked Sendable: `previous`, `next`, `primary`, `isLinked` and `handlerStorage` are read
+    // and written only under the owning bus's lock; `liveness` is atomic; `owner` and `registry`
+    // are weak references set in init and never written again; the rest is immutable.
 
     /// A number unique among this bus's subscriptions, from a counter (never a timestamp).
     ///

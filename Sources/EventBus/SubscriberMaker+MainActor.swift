@@ -133,7 +133,7 @@ public struct MainActorSubscriberMaker<E: Event>: Sendable {
 /// for the call, so the handler needs no `[weak self]`.
 ///
 /// ```swift
-/// @MainActor final class ChatViewController: UIViewController, EventSubscribing {
+/// @MainActor final class ChatViewController: UIViewController {   // NSObject: EventSubscribing already
 ///     override func viewDidLoad() {
 ///         super.viewDidLoad()
 ///         subscribe(ChatMessage.self).onMainActor().ofType("room-7").next { owner, message in

@@ -10,7 +10,6 @@ class AnyBucket {
     /// What the event type adds to the bus (see ``AnyEventHooks``); set once, never replaced.
     var hooks: AnyEventHooks?
 
-    final var count: Int { keyed.values.reduce(unkeyed.count) { $0 + $1.count } }
 
     final func insert(_ node: EventToken, retired: inout Retired) {
         node.isLinked = true

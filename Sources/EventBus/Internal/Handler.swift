@@ -119,7 +119,8 @@ struct Delivery<E: Event>: Sendable {
     /// The main-actor counterpart of ``invoke(_:)``, for the handlers made with `onMainActor()`.
     /// Call it only on the main queue: in a main-queue block, or after `isOnMainQueue` said so.
     func invokeOnMainQueue(_ event: E) -> Bool {
-        assert(isOnMainQueue, "EventBus: a main-actor handler called off the main queue")
+        // Checked in release builds too: the casts below are sound only on the main queue.
+        precondition(isOnMainQueue, "EventBus: a main-actor handler called off the main queue")
         let owner: AnyObject?
         switch admission() {
         case .ended: return true
@@ -131,8 +132,9 @@ struct Delivery<E: Event>: Sendable {
         // runtime and allocate, on every delivery: about 460 instructions and one malloc.)
         switch handler {
         case .mainActorEvent(let body):
-            // unsafeBitCast: isolation is a compile-time attribute of a synchronous function type;
-            // the representation and calling convention are the same, and we are on the main queue.
+            // unsafeBitCast: isolation is a compile-time attribute of a synchronous function type
+            // (same representation and calling convention), and we are on the main queue, where the
+            // main actor runs (with Dispatch's main executor, the default on every platform).
             let call = unsafeBitCast(body, to: (@Sendable (E) -> Void).self)
             withExtendedLifetime(owner) { call(event) }
         case .mainActorOwnerAndEvent(let body):

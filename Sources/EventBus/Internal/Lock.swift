@@ -1,13 +1,11 @@
-// The one file of the core with platform `#if`s (besides the C shim's `EventBusShims.c`): the lock
-// every shared structure uses, and the "am I on the main thread?" question, which needs the
-// platform's thread API to answer without Foundation.
+// The one file of the core's Swift code with platform `#if`s (the C shim's `EventBusShims.c` has the
+// others; the NotificationCenter bridge has its own for Apple-only notification names): the lock
+// every shared structure uses.
 //
 // Shape learned from swift-nio's `NIOLock` and swift-async-algorithms' `Locking.swift`: the mutex
 // is tail-allocated in a `ManagedBuffer` (never a plain stored `pthread_mutex_t`, which Swift may
 // move), and debug builds use an error-checking mutex so a re-entrant `lock()` traps with a clear
 // message instead of deadlocking.
-
-internal import _EventBusShims
 
 #if canImport(Darwin)
 import Darwin
@@ -26,7 +24,10 @@ import Darwin
 /// `withLock` is the only way in. The closure must not run user code: callers decide under the lock,
 /// return what to do, and do it after unlocking.
 struct Locked<State>: @unchecked Sendable {
-    // @unchecked Sendable: `State` is only reached through `withLock`, which holds the mutex.
+    // @unchecked Sendable: `State` is only reached through `withLock`, which holds the mutex. What a
+    // `withLock` closure returns leaves the lock: callers return only values they may hand to the
+    // calling thread (the index returns snapshots of Sendable deliveries, and its parked owners
+    // only to the releasing code, which drops them without touching them).
     private let storage: LockStorage<State>
 
     init(_ initial: State) {
@@ -44,6 +45,7 @@ struct Locked<State>: @unchecked Sendable {
 final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
     static func make(_ initial: State) -> LockStorage<State> {
         let buffer = LockStorage<State>.create(minimumCapacity: 1) { _ in initial }
+        // `create` is a class method: called on `LockStorage<State>`, it makes one.
         let storage = unsafeDowncast(buffer, to: LockStorage<State>.self)
         storage.withUnsafeMutablePointerToElements { mutex in
             var attributes = pthread_mutexattr_t()
@@ -77,7 +79,3 @@ final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
         }
     }
 }
-
-/// Whether the calling thread is the process's main thread (answered by the C shim, which needs the
-/// platform's thread API; cheap after the first call on a thread).
-var isMainThread: Bool { eventbus_is_main_thread() }

@@ -1,4 +1,5 @@
 import Dispatch
+internal import _EventBusShims
 
 /// Whether the caller is running on the main queue, i.e. may touch main-actor state right now.
 ///
@@ -17,3 +18,7 @@ private enum MainQueueMarker {
     /// Marks the main queue once, the first time anyone asks.
     static let install: Void = DispatchQueue.main.setSpecific(key: key, value: 1)
 }
+
+/// Whether the calling thread is the process's main thread (answered by the C shim, which needs the
+/// platform's thread API; cheap after the first call on a thread).
+var isMainThread: Bool { eventbus_is_main_thread() }

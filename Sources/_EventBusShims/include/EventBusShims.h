@@ -1,7 +1,7 @@
 // Compiler atomics for EventBus's per-subscription liveness word.
 //
 // Swift's `Synchronization.Atomic` needs iOS 18 / macOS 15; EventBus supports iOS 13 / macOS 10.15,
-// so the three operations it needs are written here over the GCC/Clang `__atomic` builtins, which
+// so the two operations it needs are written here over the GCC/Clang `__atomic` builtins, which
 // ThreadSanitizer understands. The atomics are `static inline`, so the dispatch path pays no call.
 #ifndef EVENTBUS_SHIMS_H
 #define EVENTBUS_SHIMS_H
@@ -12,11 +12,6 @@
 /// Loads `*word` with acquire ordering.
 static inline intptr_t eventbus_atomic_load(const intptr_t *word) {
     return __atomic_load_n(word, __ATOMIC_ACQUIRE);
-}
-
-/// Stores `value` into `*word` with release ordering.
-static inline void eventbus_atomic_store(intptr_t *word, intptr_t value) {
-    __atomic_store_n(word, value, __ATOMIC_RELEASE);
 }
 
 /// Replaces `*word` with `desired` if it equals `expected`; returns whether it did (acq_rel).

@@ -49,15 +49,17 @@ struct LoginService {
 // MARK: - Subscribers bound to their owner's lifetime
 
 /// Screens are created and destroyed as the user navigates; their subscriptions must follow.
-final class Screen: EventSubscribing, @unchecked Sendable {
-    // @unchecked Sendable: the demo touches screens from one thread only.
+/// Like real UI, they live on the main actor, and their handlers are checked by the compiler.
+@MainActor
+final class Screen: EventSubscribing {
     let name: String
     private(set) var greeting = "Welcome, guest"
 
     init(name: String, bus: EventBus) {
         self.name = name
         // Bound to self: no token to keep, no [weak self]; ends when the screen is deallocated.
-        subscribe(LoginEvent.self, on: bus).next { screen, event in
+        // Dispatched on the main thread, a main-actor handler runs before `dispatch` returns.
+        subscribe(LoginEvent.self, on: bus).onMainActor().next { screen, event in
             screen.greeting = "Welcome, user \(event.userID)"
             print("  \(screen.name): shows \"\(screen.greeting)\"")
         }
@@ -66,12 +68,12 @@ final class Screen: EventSubscribing, @unchecked Sendable {
     deinit { print("  \(name): closed (its subscriptions end with it)") }
 }
 
-final class ChatScreen: EventSubscribing, @unchecked Sendable {
-    // @unchecked Sendable: the demo touches screens from one thread only.
+@MainActor
+final class ChatScreen: EventSubscribing {
     private(set) var transcript: [String] = []
 
     init(room: String, bus: EventBus) {
-        subscribe(ChatMessage.self, on: bus).ofType(room).next { screen, message in
+        subscribe(ChatMessage.self, on: bus).ofType(room).onMainActor().next { screen, message in
             screen.transcript.append("\(message.from): \(message.text)")
             print("  ChatScreen(\(room)): \(message.from) says \"\(message.text)\"")
         }

@@ -71,6 +71,19 @@ struct Delivery<E: Event>: Sendable {
         return .call(owner: owner)
     }
 
+    /// Runs `call` with the owner to keep alive if ``admission()`` allows a call. Returns `false`
+    /// if the owner is gone (the subscription should be reclaimed), `true` otherwise.
+    @inline(__always)
+    func ifAdmitted(_ call: (_ owner: AnyObject?) -> Void) -> Bool {
+        switch admission() {
+        case .ended: return true
+        case .ownerGone: return false
+        case .call(let owner):
+            call(owner)
+            return true
+        }
+    }
+
     /// Main-actor delivery: calls the handler now if the caller is on the main queue (so on the
     /// main actor), otherwise enqueues the call on the main queue, which keeps dispatch order.
     ///
@@ -102,18 +115,13 @@ struct Delivery<E: Event>: Sendable {
             if node.isLive { body(event) }
             return true
         }
-        let owner: AnyObject?
-        switch admission() {
-        case .ended: return true
-        case .ownerGone: return false
-        case .call(let admitted): owner = admitted
+        return ifAdmitted { owner in
+            switch handler {
+            case .event(let body): withExtendedLifetime(owner) { body(event) }
+            case .ownerAndEvent(let body): body(Self.required(owner), event)
+            case .mainActorEvent, .mainActorOwnerAndEvent: preconditionFailure("EventBus: a main-actor handler off the main actor")
+            }
         }
-        switch handler {
-        case .event(let body): withExtendedLifetime(owner) { body(event) }
-        case .ownerAndEvent(let body): body(Self.required(owner), event)
-        case .mainActorEvent, .mainActorOwnerAndEvent: preconditionFailure("EventBus: a main-actor handler off the main actor")
-        }
-        return true
     }
 
     /// The main-actor counterpart of ``invoke(_:)``, for the handlers made with `onMainActor()`.
@@ -121,12 +129,13 @@ struct Delivery<E: Event>: Sendable {
     func invokeOnMainQueue(_ event: E) -> Bool {
         // Checked in release builds too: the casts below are sound only on the main queue.
         precondition(isOnMainQueue, "EventBus: a main-actor handler called off the main queue")
-        let owner: AnyObject?
-        switch admission() {
-        case .ended: return true
-        case .ownerGone: return false
-        case .call(let admitted): owner = admitted
+        return ifAdmitted { owner in
+            callOnMainQueue(event, owner: owner)
         }
+    }
+
+    /// Calls a main-actor handler; see ``invokeOnMainQueue(_:)``.
+    private func callOnMainQueue(_ event: E, owner: AnyObject?) {
         // On the main queue main-actor code may run, so the handlers are called through their
         // nonisolated views. (`MainActor.assumeIsolated` would re-check the executor through the
         // runtime and allocate, on every delivery: about 460 instructions and one malloc.)
@@ -143,7 +152,6 @@ struct Delivery<E: Event>: Sendable {
             call(Self.required(owner), event)
         case .event, .ownerAndEvent: preconditionFailure("EventBus: a nonisolated handler with main-actor delivery")
         }
-        return true
     }
 
     /// The owner an owner-passing handler is called with: such handlers are only made by

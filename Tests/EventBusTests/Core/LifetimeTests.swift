@@ -39,37 +39,27 @@ struct LifetimeTests {
     @Test("A dead owner's handler and captures are released at the next dispatch of its type")
     func releasedAtNextDispatch() {
         let bus = EventBus()
-        weak var weakSentinel: Sentinel?
         var owner: Sentinel? = Sentinel()
-        do {
-            let sentinel = Sentinel()
-            weakSentinel = sentinel
-            bus.on(Ping.self).freeWith(owner).next { _ in withExtendedLifetime(sentinel) {} }
-        }
+        let handlerAlive = subscribeCapturingSentinel { bus.on(Ping.self).freeWith(owner).next($0) }
         owner = nil
-        #expect(weakSentinel != nil, "nothing has told the bus yet")
+        #expect(handlerAlive(), "nothing has told the bus yet")
         bus.dispatch(Ping())
-        #expect(weakSentinel == nil)
+        #expect(!handlerAlive())
     }
 
     @Test("Without a dispatch of its type, a dead owner's handler is released within max(256, subscriptions) other bus operations")
     func releasedBySweep() {
         let bus = EventBus()
         let bystanders = (0..<10).map { _ in bus.on(Pong.self).next { _ in } }
-        weak var weakSentinel: Sentinel?
         var owner: Sentinel? = Sentinel()
-        do {
-            let sentinel = Sentinel()
-            weakSentinel = sentinel
-            bus.on(Ping.self).freeWith(owner).next { _ in withExtendedLifetime(sentinel) {} }
-        }
+        let handlerAlive = subscribeCapturingSentinel { bus.on(Ping.self).freeWith(owner).next($0) }
         owner = nil
         var operations = 0
-        while weakSentinel != nil && operations < 1_000 {
+        while handlerAlive() && operations < 1_000 {
             bus.dispatch(Pong())
             operations += 1
         }
-        #expect(weakSentinel == nil)
+        #expect(!handlerAlive())
         #expect(operations <= Index.minimumSweepInterval, "released after \(operations) operations")
         print("releasedBySweep: dead owner's handler released after \(operations) unrelated dispatches")
         bystanders.forEach { $0.dispose() }
@@ -78,17 +68,14 @@ struct LifetimeTests {
     @Test("purge() releases dead owners' handlers at once")
     func purgeReleasesAtOnce() {
         let bus = EventBus()
-        weak var weakSentinel: Sentinel?
         var owner: Sentinel? = Sentinel()
-        do {
-            let sentinel = Sentinel()
-            weakSentinel = sentinel
-            bus.on(Ping.self).ofType("a").ofType("b").freeWith(owner).next { _ in withExtendedLifetime(sentinel) {} }
+        let handlerAlive = subscribeCapturingSentinel {
+            bus.on(Ping.self).ofType("a").ofType("b").freeWith(owner).next($0)
         }
         #expect(bus.subscriptionCount == 1)
         owner = nil
         bus.purge()
-        #expect(weakSentinel == nil)
+        #expect(!handlerAlive())
         #expect(bus.subscriptionCount == 0)
     }
 

@@ -89,3 +89,24 @@ final class Sentinel: @unchecked Sendable {
     // @unchecked Sendable: no mutable state.
     init() {}
 }
+
+/// Subscribes, through `subscribe`, a handler that captures a fresh `Sentinel`, and returns a test
+/// of whether that sentinel, and so the handler, is still alive.
+///
+/// ```swift
+/// let handlerAlive = subscribeCapturingSentinel { bus.on(Ping.self).freeWith(owner).next($0) }
+/// ```
+func subscribeCapturingSentinel<E: Event>(_ subscribe: (@escaping @Sendable (E) -> Void) -> Void) -> () -> Bool {
+    let sentinel = Sentinel()
+    let watch = WeakReference(sentinel)
+    subscribe { _ in withExtendedLifetime(sentinel) {} }
+    return { watch.object != nil }
+}
+
+/// A weak reference that can be captured (a local `weak let` would need Swift 6.2).
+final class WeakReference: @unchecked Sendable {
+    // @unchecked Sendable: `object` is written only in init; weak loads are thread-safe.
+    weak var object: AnyObject?
+
+    init(_ object: AnyObject) { self.object = object }
+}

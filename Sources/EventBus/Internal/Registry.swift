@@ -98,7 +98,9 @@ final class Registry: Sendable {
     /// One lock acquisition; allocates nothing unless a snapshot must be rebuilt after a change.
     ///
     /// If `E` has hooks (and `bypassingHooks` is `false`), returns no snapshots and `isHooked`:
-    /// the caller hands the event to ``hooks(for:)`` instead. Sets `sweepDue` when the periodic
+    /// the caller hands the event to ``hooks(for:)`` instead. (Returning the hooks themselves would
+    /// save that lock acquisition on the rare bridged path, but the generic `EventHooks<E>?` in the
+    /// result costs every dispatch a runtime metadata look-up: +90 instructions, measured.) Sets `sweepDue` when the periodic
     /// sweep is due: the caller runs it (``purge()``) after this returns, so a dispatch never
     /// retires anything itself.
     @inline(__always)
@@ -109,8 +111,8 @@ final class Registry: Sendable {
             sweepDue = index.tick()
             guard let bucket = index.bucket(for: ObjectIdentifier(E.self)) else { return nil }
             if !bypassingHooks, bucket.hooks != nil { return (nil, Bucket<E>.Snapshot(), true) }
-            // Buckets are filed under `ObjectIdentifier(E.self)` only as `Bucket<E>` (by `insert`,
-            // `init` and `installHooks`).
+            // Buckets are filed under `ObjectIdentifier(E.self)` only as `Bucket<E>` (by
+            // `Index.bucket(for:orMake:)`, from `insert`, `init` and `installHooks`).
             let (keyed, unkeyed) = unsafeDowncast(bucket, to: Bucket<E>.self).snapshots(for: key)
             return (keyed, unkeyed, false)
         }
@@ -142,7 +144,7 @@ final class Registry: Sendable {
     func hooks<E: Event>(for _: E.Type) -> EventHooks<E>? {
         index.withLock { index in
             // Hooks on the bucket of `E` are `EventHooks<E>` (see `init` and `installHooks`).
-            index.buckets[ObjectIdentifier(E.self)]?.hooks.map { unsafeDowncast($0, to: EventHooks<E>.self) }
+            index.bucket(for: ObjectIdentifier(E.self))?.hooks.map { unsafeDowncast($0, to: EventHooks<E>.self) }
         }
     }
 
@@ -151,12 +153,7 @@ final class Registry: Sendable {
     /// of another kind.
     func installHooks<E: Event, Hooks: EventHooks<E>>(for _: E.Type, _ make: () -> Hooks) -> Hooks? {
         index.withLock { index in
-            let typeID = ObjectIdentifier(E.self)
-            let bucket = index.buckets[typeID] ?? {
-                let bucket = Bucket<E>()
-                index.buckets[typeID] = bucket
-                return bucket
-            }()
+            let bucket = index.bucket(for: ObjectIdentifier(E.self), orMake: { Bucket<E>() })
             if let hooks = bucket.hooks { return hooks as? Hooks }
             let hooks = make()
             bucket.hooks = hooks
@@ -239,6 +236,16 @@ struct Index {
         recentBuckets[slot] = (typeID, bucket)
         return bucket
     }
+
+    /// The bucket of `typeID`, made by `make` (a `Bucket<E>` for that type) if there is none yet.
+    /// Buckets are never removed.
+    @inline(__always)
+    mutating func bucket(for typeID: ObjectIdentifier, orMake make: () -> AnyBucket) -> AnyBucket {
+        if let bucket = bucket(for: typeID) { return bucket }
+        let bucket = make()
+        buckets[typeID] = bucket
+        return bucket
+    }
     private(set) var subscriptionCount = 0
     /// Subscription ids come from this counter; 0 is reserved for inert tokens.
     private var nextID: UInt64 = 1
@@ -294,11 +301,7 @@ struct Index {
         retired: inout Retired, afterUnlock: inout AfterUnlock
     ) -> EventToken {
         let typeID = request.eventTypeID
-        let bucket = bucket(for: typeID) ?? {
-            let bucket = makeBucket()
-            buckets[typeID] = bucket
-            return bucket
-        }()
+        let bucket = bucket(for: typeID, orMake: makeBucket)
         var keys = request.keys
         if let hooks = bucket.hooks {
             guard let admitted = hooks.admit(keys: keys, afterUnlock: &afterUnlock) else {

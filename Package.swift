@@ -18,6 +18,9 @@ let package = Package(
     ],
     products: [
         .library(name: "EventBus", targets: ["EventBus"]),
+        // The NotificationCenter bridge, apart so that the core links no Foundation (as swift-nio
+        // keeps NIOFoundationCompat apart).
+        .library(name: "EventBusFoundation", targets: ["EventBusFoundation"]),
         .executable(name: "EventBusDemo", targets: ["EventBusDemo"]),
     ],
     targets: [
@@ -29,14 +32,19 @@ let package = Package(
             dependencies: ["_EventBusShims"],
             swiftSettings: upcomingFeatures
         ),
+        .target(
+            name: "EventBusFoundation",
+            dependencies: ["EventBus"],
+            swiftSettings: upcomingFeatures
+        ),
         .executableTarget(
             name: "EventBusDemo",
-            dependencies: ["EventBus"],
+            dependencies: ["EventBus", "EventBusFoundation"],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(
             name: "EventBusTests",
-            dependencies: ["EventBus"],
+            dependencies: ["EventBus", "EventBusFoundation"],
             swiftSettings: upcomingFeatures
         ),
     ],

@@ -1,8 +1,8 @@
 /// Holds tokens and disposes them all when it is deallocated or emptied.
 ///
 /// Give an object a bag and put its tokens in it: its subscriptions end with it, whatever bus they
-/// are on. A bag forgets tokens that were disposed some other way, so a long-lived bag whose owner
-/// subscribes and disposes often stays small (bounded by about twice its live tokens).
+/// are on. A bag forgets a token as soon as its subscription ends some other way (disposed directly,
+/// owner gone, bus gone), so a long-lived bag holds only live subscriptions.
 ///
 /// ```swift
 /// final class SessionController {
@@ -17,15 +17,7 @@
 ///
 /// Thread-safe: insert, dispose and deallocate from any thread.
 public final class DisposeBag: Sendable {
-    private struct Contents {
-        var tokens: [ObjectIdentifier: EventToken] = [:]
-        /// When `tokens.count` reaches this, disposed tokens are pruned (amortised O(1) insert).
-        var pruneThreshold = DisposeBag.minimumPruneThreshold
-    }
-
-    static let minimumPruneThreshold = 16
-
-    private let contents = Locked(Contents())
+    private let tokens = Locked([UInt64: EventToken]())
 
     /// Creates an empty bag.
     ///
@@ -36,29 +28,26 @@ public final class DisposeBag: Sendable {
 
     deinit { dispose() }
 
-    /// The number of tokens held; disposed tokens may be counted until the next prune.
+    /// The number of live subscriptions held. O(1).
     ///
     /// ```swift
-    /// print(bag.count)
+    /// print(DisposeBag().count)   // 0
     /// ```
-    public var count: Int { contents.withLock { $0.tokens.count } }
+    public var count: Int { tokens.withLock { $0.count } }
 
-    /// Adds `token`; the bag will dispose it. A token inserted twice is held once.
+    /// Adds `token`; the bag will dispose it. A token inserted twice is held once. O(1).
     ///
     /// Usually spelled `token.disposed(by: bag)`. A token that is already disposed is not kept.
+    /// A token is remembered by the last bag it was put in: put it in one bag.
     ///
     /// ```swift
+    /// let bag = DisposeBag()
     /// bag.insert(bus.on(LoginEvent.self).next { print($0.userID) })
     /// ```
     public func insert(_ token: EventToken) {
         guard !token.isDisposed else { return }
-        contents.withLock { contents in
-            contents.tokens[ObjectIdentifier(token)] = token
-            if contents.tokens.count >= contents.pruneThreshold {
-                contents.tokens = contents.tokens.filter { !$0.value.isDisposed }
-                contents.pruneThreshold = Swift.max(Self.minimumPruneThreshold, 2 * contents.tokens.count)
-            }
-        }
+        tokens.withLock { $0[token.id] = token }
+        token.attach(to: self)
     }
 
     /// Disposes every token in the bag and empties it; the bag can be reused afterwards.
@@ -66,13 +55,19 @@ public final class DisposeBag: Sendable {
     /// Tokens are disposed on the calling thread, after the bag's lock is released.
     ///
     /// ```swift
+    /// let bag = DisposeBag()
     /// bag.dispose()   // e.g. when a screen disappears
     /// ```
     public func dispose() {
-        let tokens = contents.withLock { contents in
-            defer { contents = Contents() }
-            return contents.tokens
+        let held = tokens.withLock { tokens in
+            defer { tokens = [:] }
+            return tokens
         }
-        for token in tokens.values { token.dispose() }
+        for token in held.values { token.dispose() }
+    }
+
+    /// Forgets the token of subscription `id`, which has ended. O(1).
+    func forget(_ id: UInt64) {
+        _ = tokens.withLock { $0.removeValue(forKey: id) }
     }
 }

@@ -2,33 +2,30 @@ import Dispatch
 
 /// A strongly typed publish/subscribe bus with subscriptions bound to their owner's lifetime.
 ///
-/// Publishers call ``dispatch(_:)-(E)``; subscribers chain a ``SubscriberMaker`` from ``on(_:)`` and
+/// Publishers call ``dispatch(_:)``; subscribers chain a ``SubscriberMaker`` from ``on(_:)`` and
 /// finish with `next`. Events are routed by their exact static type and, optionally, by their
 /// ``Event/eventType`` key.
 ///
 /// ```swift
-/// struct LoginEvent: Event { let userID: String }
-///
-/// // Subscriber, bound to `self`: ends when `self` is deallocated.
-/// EventBus.shared.on(LoginEvent.self).freeWith(self).next { owner, event in
-///     owner.showWelcome(for: event.userID)
+/// final class WelcomeBanner: EventSubscribing {
+///     func start(on bus: EventBus) {
+///         // Bound to `self`: ends when the banner is deallocated.
+///         bus.on(LoginEvent.self).freeWith(self).next { owner, event in
+///             owner.show(event.userID)
+///         }
+///     }
+///     func show(_ userID: String) { print("Welcome, \(userID)") }
 /// }
 ///
-/// // Publisher
-/// EventBus.shared.dispatch(LoginEvent(userID: "42"))
+/// let bus = EventBus()
+/// let banner = WelcomeBanner()
+/// banner.start(on: bus)
+/// bus.dispatch(LoginEvent(userID: "42"))   // prints "Welcome, 42"
 /// ```
 ///
 /// Use ``shared`` for the process-wide bus, or create buses of your own (one per module, one per
 /// test) with ``init()``. A bus is thread-safe: subscribe, dispose and dispatch from any thread.
-///
-/// ## Cost
-///
-/// Subscribing and disposing are O(1) whatever the number of subscribers. A dispatch takes the bus
-/// lock once for the whole fan-out, to copy a cached snapshot of the subscribers, and allocates
-/// nothing in steady state (the snapshot is rebuilt only after a subscribe or dispose). It takes the
-/// lock again only to reclaim: when it found a dead owner, or fell on the amortised sweep. Event
-/// types routed through the NotificationCenter bridge take a few acquisitions more. Handlers never
-/// run while the bus holds its lock.
+/// Handlers never run while the bus holds its lock.
 public final class EventBus: Sendable {
     /// The process-wide bus, used by `subscribe(_:)` and by most apps.
     ///
@@ -37,7 +34,11 @@ public final class EventBus: Sendable {
     /// ```
     public static let shared = EventBus()
 
-    let registry: Registry
+    let index = SubscriptionIndex()
+
+    /// Opaque per-bus settings for the modules that plug into the core (the NotificationCenter
+    /// bridge keeps the bus's center here). Immutable.
+    package let extensionConfiguration: (any Sendable)?
 
     /// The serial queue behind ``dispatchOnBusQueue(_:)``.
     private let busQueue = DispatchQueue(label: "EventBus.busQueue")
@@ -51,28 +52,33 @@ public final class EventBus: Sendable {
     /// let bus = EventBus()   // e.g. one per test, or one per module
     /// ```
     public init() {
-        registry = Registry()
+        extensionConfiguration = nil
     }
 
-    /// Creates a bus whose event types with hooks read `hookConfiguration` (opaque to the core; the
-    /// NotificationCenter bridge's `init(notificationCenter:)` passes its center here).
-    init(hookConfiguration: any Sendable) {
-        registry = Registry(hookConfiguration: hookConfiguration)
+    /// Creates a bus whose plugged-in modules read `extensionConfiguration`.
+    package init(extensionConfiguration: any Sendable) {
+        self.extensionConfiguration = extensionConfiguration
+    }
+
+    deinit {
+        // End every subscription, so that deliveries already enqueued do not start, and release
+        // the handlers (after unlocking).
+        index.removeAll()
     }
 
     /// Starts a subscription to events of exactly type `type`.
     ///
     /// Nothing is registered until you call `next` on the returned maker; in between, chain
-    /// ``SubscriberMaker/atQueue(_:)``, ``SubscriberMaker/ofType(_:)`` and
-    /// ``SubscriberMaker/freeWith(_:)`` in any order.
+    /// ``SubscriberMaker/atQueue(_:)``, ``SubscriberMaker/ofType(_:)``,
+    /// ``SubscriberMaker/freeWith(_:)`` and ``SubscriberMaker/onMainActor()`` in any order.
     ///
     /// ```swift
     /// let token = bus.on(ChatMessage.self)
     ///     .atQueue(.main)
     ///     .ofType("room-7")
-    ///     .next { message in render(message) }
+    ///     .next { message in print(message.text) }
     /// ```
-    public func on<E: Event>(_ type: E.Type) -> SubscriberMaker<E> {
+    public func on<E: Event>(_ type: E.Type) -> SubscriberMaker<E, Never, EventDelivery.Synchronous> {
         SubscriberMaker(bus: self)
     }
 
@@ -80,33 +86,19 @@ public final class EventBus: Sendable {
     ///
     /// Subscribers without a queue are called **synchronously on the calling thread**, one after
     /// the other, before `dispatch` returns; subscribers made with ``SubscriberMaker/atQueue(_:)``
-    /// get the event asynchronously on their queue. Order: the subscribers of the event's
-    /// ``Event/eventType`` key first, in subscription order, then the unkeyed subscribers, in
-    /// subscription order.
+    /// get the event asynchronously on their queue, and main-actor subscribers on the main actor.
+    /// Order: the subscribers of the event's ``Event/eventType`` key first, in subscription order,
+    /// then the unkeyed subscribers, in subscription order.
     ///
     /// From inside a handler you may dispatch again (delivered immediately, depth-first),
     /// subscribe (the new subscriber does not receive the event being delivered) and dispose any
     /// subscription (a disposed subscriber not yet called for this event is not called).
     ///
-    /// A dispatch with no subscriber delivers nothing and costs one lock acquisition (it still
-    /// counts toward the amortised sweep).
-    ///
     /// ```swift
     /// bus.dispatch(LoginEvent(userID: "42"))
     /// ```
     public func dispatch<E: Event>(_ event: E) {
-        let key = event.eventType
-        var sweepDue = false
-        let route = registry.snapshots(for: E.self, key: key, sweepDue: &sweepDue)
-        // The periodic sweep runs after unlocking, even when nothing subscribes to `E`.
-        if sweepDue { registry.purge() }
-        guard let (keyed, unkeyed, isHooked) = route else { return }
-        // Event types with hooks (the NotificationCenter bridge's) route their dispatches themselves.
-        if isHooked {
-            registry.hooks(for: E.self)?.dispatch(event)
-            return
-        }
-        registry.fanOut(event, keyed: keyed, unkeyed: unkeyed)
+        index.dispatch(event, key: event.eventType, on: self)
     }
 
     /// Dispatches `event` asynchronously on the bus's own serial queue.
@@ -115,7 +107,7 @@ public final class EventBus: Sendable {
     /// not run subscribers' code; synchronous subscribers then run on the bus queue.
     ///
     /// ```swift
-    /// bus.dispatchOnBusQueue(SyncFinished(changes: 12))
+    /// bus.dispatchOnBusQueue(LoginEvent(userID: "42"))
     /// ```
     public func dispatchOnBusQueue<E: Event>(_ event: E) {
         busQueue.async { self.dispatch(event) }
@@ -125,7 +117,7 @@ public final class EventBus: Sendable {
     /// thread), otherwise enqueued to the main queue (in call order).
     ///
     /// ```swift
-    /// bus.dispatchOnMain(DownloadFinished(url: url))   // from a background thread
+    /// bus.dispatchOnMain(LoginEvent(userID: "42"))   // from a background thread
     /// ```
     public func dispatchOnMain<E: Event>(_ event: E) {
         if isOnMainQueue {
@@ -135,38 +127,54 @@ public final class EventBus: Sendable {
         }
     }
 
-    /// Removes now every subscription whose owner (see ``SubscriberMaker/freeWith(_:)``) has been
-    /// deallocated, releasing their handlers.
+    /// Reclaims now every subscription whose owner (see ``SubscriberMaker/freeWith(_:)``) has been
+    /// deallocated, releasing its handler.
     ///
-    /// You rarely need this: such subscriptions are never called, and the bus removes them at the
-    /// next dispatch that reaches them (of their event type, and key if they have one), or at the
-    /// latest during a periodic sweep, which runs every `max(256, subscriptionCount)` bus
-    /// operations (subscribe, dispose or dispatch). Call it when
-    /// you want their captured resources released at a known point, as tests do.
+    /// You rarely need this: such subscriptions are never called, and the bus reclaims them at the
+    /// next dispatch that reaches them, or through its incremental sweep, which checks a few owned
+    /// subscriptions on every subscribe, dispose and dispatch. Call it when you want their captured
+    /// resources released at a known point, as tests do. Runs in batches, taking the bus lock
+    /// briefly for each: other threads are never stalled for long.
+    ///
+    /// The owners of main-actor and `atQueue(.main)` subscriptions are only ever released on the
+    /// main queue: called elsewhere, `purge()` leaves those subscriptions to a pass it schedules on
+    /// the main queue.
     ///
     /// ```swift
+    /// var screen: Screen? = Screen(bus: bus)
     /// screen = nil
     /// bus.purge()   // the screen's handlers, and what they captured, are released now
     /// ```
     public func purge() {
-        registry.purge()
+        index.purge()
     }
 
-    /// The number of subscriptions registered on this bus.
+    /// The number of live subscriptions on this bus. O(1).
     ///
     /// A subscription whose owner has died is counted until the bus reclaims it (see ``purge()``).
     ///
     /// ```swift
-    /// #expect(bus.subscriptionCount == 0)
+    /// assert(bus.subscriptionCount == 0)
     /// ```
-    public var subscriptionCount: Int { registry.count() }
+    public var subscriptionCount: Int { index.count }
 
-    /// The number of subscriptions to events of type `type` registered on this bus.
+    /// The number of live subscriptions to events of type `type` on this bus. O(1).
     ///
     /// ```swift
-    /// #expect(bus.subscriptionCount(of: LoginEvent.self) == 2)
+    /// assert(bus.subscriptionCount(of: LoginEvent.self) == 0)
     /// ```
     public func subscriptionCount<E: Event>(of type: E.Type) -> Int {
-        registry.count(of: ObjectIdentifier(type))
+        index.count(of: type)
+    }
+
+    /// Delivers `event` to the subscribers of `key` (and, if `includingUnkeyed`, to the unkeyed
+    /// ones), bypassing `E`'s hooks: how hooks hand an event to the bus's subscribers.
+    package func deliver<E: Event>(_ event: E, key: String?, includingUnkeyed: Bool = true) {
+        index.dispatch(event, key: key, on: self, bypassingHooks: true, includingUnkeyed: includingUnkeyed)
+    }
+
+    /// The hooks of the hooked event type `E` on this bus (made on first use).
+    package func hooks<E: HookedEvent>(of type: E.Type) -> any EventTypeHooks {
+        index.hooks(of: type, on: self)
     }
 }

@@ -3,39 +3,51 @@ public import Dispatch
 /// The chained builder for a subscription, returned by ``EventBus/on(_:)``.
 ///
 /// Each step returns a new maker (it is a value type), so a partly configured maker can be kept
-/// and reused. Nothing is registered until ``next(_:)``.
+/// and reused. Nothing is registered until `next`. The maker's type records what the chain chose,
+/// so the compiler offers only the handlers that fit:
+///
+/// - `Owner` is `Never` until ``freeWith(_:)`` binds an owner; then `next { owner, event in }`
+///   is offered too.
+/// - `Delivery` is ``EventDelivery/Synchronous`` (on the dispatching thread),
+///   ``EventDelivery/Queued`` (after ``atQueue(_:)``) or ``EventDelivery/MainActor`` (after
+///   ``onMainActor()``, whose handlers are `@MainActor`).
 ///
 /// ```swift
-/// bus.on(ChatMessage.self)        // events of this type...
-///     .atQueue(renderQueue)       // ...delivered on this queue...
-///     .ofType("room-7")           // ...only with this key...
-///     .freeWith(self)             // ...until self is deallocated...
-///     .next { owner, message in   // ...to this handler.
-///         owner.render(message)
+/// final class ChatScreen: EventSubscribing {
+///     let renderQueue = DispatchQueue(label: "render")
+///     func start(on bus: EventBus) {
+///         bus.on(ChatMessage.self)        // events of this type...
+///             .atQueue(renderQueue)       // ...delivered on this queue...
+///             .ofType("room-7")           // ...only with this key...
+///             .freeWith(self)             // ...until self is deallocated...
+///             .next { owner, message in   // ...to this handler.
+///                 owner.render(message)
+///             }
 ///     }
+///     func render(_ message: ChatMessage) { print(message.text) }
+/// }
 /// ```
-public struct SubscriberMaker<E: Event>: Sendable {
+public struct SubscriberMaker<E: Event, Owner, Delivery: EventDeliveryStyle> {
     let bus: EventBus
     var keys: [String] = []
-    var mode: DeliveryMode = .immediate
+    var queue: DispatchQueue?
+    var isOwned = false
+    weak var owner: AnyObject?
 
     init(bus: EventBus) {
         self.bus = bus
     }
 
-    /// Delivers the events asynchronously on `queue` instead of synchronously on the dispatching
-    /// thread.
-    ///
-    /// On a serial queue the subscriber gets events in dispatch order. The dispose guarantee covers
-    /// deliveries already enqueued: once `dispose()` returns, none of them starts.
-    ///
-    /// ```swift
-    /// bus.on(LoginEvent.self).atQueue(.main).next { event in label.text = event.userID }
-    /// ```
-    public func atQueue(_ queue: DispatchQueue) -> SubscriberMaker<E> {
-        var copy = self
-        copy.mode = .queue(queue)
-        return copy
+    /// This maker with another owner or delivery type (the options carry over).
+    private func retyped<NewOwner, NewDelivery>(
+        _: NewOwner.Type = NewOwner.self, _: NewDelivery.Type = NewDelivery.self
+    ) -> SubscriberMaker<E, NewOwner, NewDelivery> {
+        var maker = SubscriberMaker<E, NewOwner, NewDelivery>(bus: bus)
+        maker.keys = keys
+        maker.queue = queue
+        maker.isOwned = isOwned
+        maker.owner = owner
+        return maker
     }
 
     /// Receives only events whose ``Event/eventType`` is `key`.
@@ -45,134 +57,197 @@ public struct SubscriberMaker<E: Event>: Sendable {
     /// subscribers are called before unkeyed ones.
     ///
     /// ```swift
-    /// let token = bus.on(ChatMessage.self).ofType("room-7").ofType("room-9").next { ... }
+    /// let token = bus.on(ChatMessage.self).ofType("room-7").ofType("room-9").next { print($0.text) }
     /// token.dispose()   // ends both
     /// ```
-    public func ofType(_ key: String) -> SubscriberMaker<E> {
+    public func ofType(_ key: String) -> Self {
         var copy = self
-        if !copy.keys.contains(key) { copy.keys.append(key) }
+        copy.keys.append(key)
+        return copy
+    }
+
+    /// Delivers the events asynchronously on `queue` instead of synchronously on the dispatching
+    /// thread. Replaces an earlier `atQueue` or ``onMainActor()``.
+    ///
+    /// On a serial queue the subscriber gets events in dispatch order. The dispose guarantee covers
+    /// deliveries already enqueued: once `dispose()` returns, none of them starts. For UI state
+    /// that the compiler must check, prefer ``onMainActor()`` to `atQueue(.main)`.
+    ///
+    /// ```swift
+    /// let audit = DispatchQueue(label: "audit")
+    /// bus.on(LoginEvent.self).atQueue(audit).next { event in print("audit", event.userID) }
+    /// ```
+    public func atQueue(_ queue: DispatchQueue) -> SubscriberMaker<E, Owner, EventDelivery.Queued> {
+        var copy = retyped(Owner.self, EventDelivery.Queued.self)
+        copy.queue = queue
+        return copy
+    }
+
+    /// Delivers the events on the main actor, to a `@MainActor` handler that the compiler checks.
+    /// Replaces an earlier ``atQueue(_:)``.
+    ///
+    /// The handler given to the returned maker's `next` is `@MainActor`, so it may read and write
+    /// main-actor state (a view model, a view controller) and the compiler verifies it.
+    ///
+    /// - **Dispatch on the main thread**: the handler is called synchronously and has run when
+    ///   `dispatch` returns.
+    /// - **Dispatch on any other thread**: the call is enqueued on the main queue, in dispatch
+    ///   order; a later dispatch made on the main thread is delivered at once, so it can overtake
+    ///   deliveries still waiting. The bus never uses `MainActor.assumeIsolated`, so a background
+    ///   dispatch cannot trap.
+    ///
+    /// Once `dispose()` has returned, no delivery starts, enqueued ones included. The owner of a
+    /// main-actor subscription is only ever released by the bus on the main queue.
+    ///
+    /// ```swift
+    /// @MainActor final class InboxModel {
+    ///     var unread = 0
+    ///     init(bus: EventBus) {
+    ///         bus.on(ChatMessage.self).onMainActor().freeWith(self).next { model, _ in
+    ///             model.unread += 1   // main-actor state, checked by the compiler
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    public func onMainActor() -> SubscriberMaker<E, Owner, EventDelivery.MainActor> {
+        var copy = retyped(Owner.self, EventDelivery.MainActor.self)
+        copy.queue = nil
         return copy
     }
 
     /// Binds the subscription to `owner`'s lifetime: it ends when `owner` is deallocated.
     ///
     /// The bus holds `owner` weakly. After `owner` is gone its handler is never called again, and
-    /// the handler (with what it captured) is released at the next dispatch that reaches it, at the
-    /// bus's periodic sweep, or at ``EventBus/purge()``, whichever comes first. Passing `nil`, or an
-    /// owner that is deallocated before `next`, yields an inert, already disposed token.
+    /// the handler (with what it captured) is released at the next dispatch that reaches it, by
+    /// the bus's incremental sweep, or at ``EventBus/purge()``, whichever comes first. Passing
+    /// `nil`, or an owner that is deallocated before `next`, yields an inert, already disposed token.
+    /// A later `freeWith` replaces the owner.
     ///
     /// ```swift
-    /// bus.on(LoginEvent.self).freeWith(self).next { owner, event in owner.render(event) }
+    /// final class Badge: EventSubscribing {
+    ///     var count = 0
+    ///     init(bus: EventBus) {
+    ///         bus.on(ChatMessage.self).freeWith(self).next { owner, _ in owner.count += 1 }
+    ///     }
+    /// }
     /// ```
-    public func freeWith<Owner: AnyObject>(_ owner: Owner?) -> OwnedSubscriberMaker<E, Owner> {
-        OwnedSubscriberMaker(base: self, owner: owner)
+    public func freeWith<NewOwner: AnyObject>(_ owner: NewOwner?) -> SubscriberMaker<E, NewOwner, Delivery> {
+        var copy = retyped(NewOwner.self, Delivery.self)
+        copy.isOwned = true
+        copy.owner = owner
+        return copy
     }
 
+    /// Registers `body` and returns the token, or an inert token if the owner is already gone or
+    /// the event type refuses the subscription.
+    func register(_ body: Body<E>) -> EventToken {
+        let owner = self.owner
+        if isOwned && owner == nil { return .inert }
+        // A key given twice counts once (deduplicated here, so that chaining `ofType` stays O(1)).
+        var unique = keys
+        if keys.count > 1 {
+            var seen = Set<String>()
+            unique = keys.filter { seen.insert($0).inserted }
+        }
+        guard let node = bus.index.subscribe(E.self, keys: unique, body: body, owner: owner, isOwned: isOwned, bus: bus)
+        else { return .inert }
+        return EventToken(node)
+    }
+
+    /// The nonisolated body for `callback`: on the dispatching thread, or on the queue.
+    func body(_ callback: Callback<E>) -> Body<E> {
+        queue.map { .queue($0, callback) } ?? .immediate(callback)
+    }
+}
+
+// The owner is held weakly as `AnyObject`, and it is only ever an `Owner`, which is Sendable.
+extension SubscriberMaker: @unchecked Sendable where Owner: Sendable {}
+
+extension SubscriberMaker where Delivery: NonisolatedDelivery {
     /// Registers `handler` and returns the subscription's token.
     ///
     /// The handler runs on the dispatching thread, before `dispatch` returns, or on the
     /// ``atQueue(_:)`` queue. The subscription lives until the token is disposed (dropping the token
-    /// does not end it), a ``DisposeBag`` holding it is emptied or deallocated, or the bus is
-    /// deallocated.
+    /// does not end it), a ``DisposeBag`` holding it is emptied or deallocated, its owner (if
+    /// ``freeWith(_:)`` bound one) is deallocated, or the bus is deallocated.
     ///
     /// ```swift
     /// let token = bus.on(LoginEvent.self).next { event in print(event.userID) }
     /// ```
     @discardableResult
     public func next(_ handler: @escaping @Sendable (E) -> Void) -> EventToken {
-        register(.event(handler), owner: nil, isOwned: false)
-    }
-
-    func register(_ handler: Handler<E>, owner: AnyObject?, isOwned: Bool) -> EventToken {
-        bus.registry.subscribe(
-            Registry.Request(E.self, keys: keys, mode: mode, owner: owner, isOwned: isOwned, handler: handler),
-            makeBucket: { Bucket<E>() }
-        )
+        register(body(.event(handler)))
     }
 }
 
-/// A ``SubscriberMaker`` bound to an owner with ``SubscriberMaker/freeWith(_:)``.
-///
-/// Its subscription ends when the owner is deallocated. Besides `next { event in }` it offers
-/// `next { owner, event in }`, which hands the handler the owner, retained for the call, so the
-/// handler needs no `[weak self]` and cannot form a retain cycle through the bus.
-///
-/// ```swift
-/// final class InboxScreen: EventSubscribing {
-///     func start() {
-///         subscribe(ChatMessage.self).ofType("room-7").next { owner, message in
-///             owner.append(message)
-///         }
-///     }
-/// }
-/// ```
-public struct OwnedSubscriberMaker<E: Event, Owner: AnyObject> {
-    var base: SubscriberMaker<E>
-    weak var owner: Owner?
-
-    /// Delivers the events asynchronously on `queue`; see ``SubscriberMaker/atQueue(_:)``.
-    ///
-    /// ```swift
-    /// subscribe(LoginEvent.self).atQueue(.main).next { owner, event in owner.render(event) }
-    /// ```
-    public func atQueue(_ queue: DispatchQueue) -> OwnedSubscriberMaker<E, Owner> {
-        OwnedSubscriberMaker(base: base.atQueue(queue), owner: owner)
-    }
-
-    /// Receives only events whose ``Event/eventType`` is `key`; see ``SubscriberMaker/ofType(_:)``.
-    ///
-    /// ```swift
-    /// subscribe(ChatMessage.self).ofType("room-7").next { owner, message in owner.append(message) }
-    /// ```
-    public func ofType(_ key: String) -> OwnedSubscriberMaker<E, Owner> {
-        OwnedSubscriberMaker(base: base.ofType(key), owner: owner)
-    }
-
-    /// Rebinds the subscription to another owner; see ``SubscriberMaker/freeWith(_:)``.
-    ///
-    /// ```swift
-    /// bus.on(LoginEvent.self).freeWith(screen).freeWith(session)   // bound to `session`
-    /// ```
-    public func freeWith<NewOwner: AnyObject>(_ owner: NewOwner?) -> OwnedSubscriberMaker<E, NewOwner> {
-        OwnedSubscriberMaker<E, NewOwner>(base: base, owner: owner)
-    }
-
-    /// Registers `handler`, called only while the owner is alive (the owner is retained for the
-    /// duration of each call), and returns the subscription's token.
-    ///
-    /// Runs on the dispatching thread, or on the ``atQueue(_:)`` queue. If the owner is already
-    /// gone, nothing is registered and the returned token is already disposed.
-    ///
-    /// ```swift
-    /// subscribe(LoginEvent.self).next { [weak self] event in self?.render(event) }
-    /// ```
-    @discardableResult
-    public func next(_ handler: @escaping @Sendable (E) -> Void) -> EventToken {
-        guard let owner else { return .inert(for: E.self) }
-        return base.register(.event(handler), owner: owner, isOwned: true)
-    }
-
+extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner: AnyObject & Sendable {
     /// Registers `handler`, which receives the owner (retained for the call) with each event, and
     /// returns the subscription's token.
     ///
     /// The handler never runs once the owner is gone, so it needs no `[weak self]`: capture nothing
     /// and use `owner`. Runs on the dispatching thread, or on the ``atQueue(_:)`` queue; for an owner
-    /// isolated to the main actor, use `onMainActor()` instead. If the owner is already gone,
-    /// nothing is registered and the returned token is already disposed.
+    /// isolated to the main actor, use ``onMainActor()``. If the owner is already gone, nothing is
+    /// registered and the returned token is already disposed.
     ///
     /// ```swift
-    /// subscribe(LoginEvent.self).next { owner, event in owner.render(event) }
+    /// final class Greeter: EventSubscribing {
+    ///     init(bus: EventBus) {
+    ///         bus.on(LoginEvent.self).freeWith(self).next { owner, event in owner.greet(event.userID) }
+    ///     }
+    ///     func greet(_ userID: String) { print("Hello \(userID)") }
+    /// }
     /// ```
     @discardableResult
-    public func next(_ handler: @escaping @Sendable (Owner, E) -> Void) -> EventToken where Owner: Sendable {
-        guard let owner else { return .inert(for: E.self) }
-        return base.register(
-            // The bus only ever passes back the owner this subscription was made with.
-            .ownerAndEvent { owner, event in handler(unsafeDowncast(owner, to: Owner.self), event) },
-            owner: owner,
-            isOwned: true
-        )
+    public func next(_ handler: @escaping @Sendable (Owner, E) -> Void) -> EventToken {
+        // The bus only ever passes back the owner this subscription was made with.
+        register(body(.ownerAndEvent { owner, event in handler(unsafeDowncast(owner, to: Owner.self), event) }))
     }
 }
 
-extension OwnedSubscriberMaker: Sendable where Owner: Sendable {}
+extension SubscriberMaker where Delivery == EventDelivery.MainActor {
+    /// Registers the `@MainActor` `handler` and returns the subscription's token.
+    ///
+    /// Runs on the main actor: before `dispatch` returns when dispatched on the main thread,
+    /// otherwise soon after, enqueued on the main queue in dispatch order. The subscription lives
+    /// until the token is disposed (dropping the token does not end it), a ``DisposeBag`` holding
+    /// it is emptied or deallocated, its owner (if any) is deallocated, or the bus is deallocated.
+    /// Once `dispose()` has returned, no delivery starts, not even one already enqueued.
+    ///
+    /// ```swift
+    /// @MainActor final class SessionModel { var userID = "" }
+    /// @MainActor func bind(_ model: SessionModel, to bus: EventBus) -> EventToken {
+    ///     bus.on(LoginEvent.self).onMainActor().next { event in
+    ///         model.userID = event.userID   // `model` is @MainActor
+    ///     }
+    /// }
+    /// ```
+    @discardableResult
+    public func next(_ handler: @escaping @MainActor @Sendable (E) -> Void) -> EventToken {
+        register(.mainActor(.event(handler)))
+    }
+}
+
+extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner: AnyObject & Sendable {
+    /// Registers the `@MainActor` `handler`, which receives the owner (retained for the call) with
+    /// each event, and returns the subscription's token.
+    ///
+    /// The handler runs on the main actor, and never once the owner is gone (enqueued deliveries
+    /// included), so it needs no `[weak self]`: capture nothing and use `owner`. If the owner is
+    /// already gone, nothing is registered and the returned token is already disposed.
+    ///
+    /// ```swift
+    /// @MainActor final class ProfileViewModel: EventSubscribing {
+    ///     var title = ""
+    ///     func start() {
+    ///         subscribe(LoginEvent.self).onMainActor().next { owner, event in
+    ///             owner.title = event.userID   // owner is this @MainActor view model
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    @discardableResult
+    public func next(_ handler: @escaping @MainActor @Sendable (Owner, E) -> Void) -> EventToken {
+        // The bus only ever passes back the owner this subscription was made with.
+        register(.mainActor(.ownerAndEvent { owner, event in handler(unsafeDowncast(owner, to: Owner.self), event) }))
+    }
+}

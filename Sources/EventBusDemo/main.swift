@@ -10,6 +10,7 @@
 
 import Dispatch
 import EventBus
+import EventBusFoundation
 import Foundation  // only for the NotificationCenter chapter
 
 // MARK: - Events

@@ -1,5 +1,10 @@
 #include "EventBusShims.h"
 
+uint64_t eventbus_next_subscription_id(void) {
+    static uint64_t counter = 0;
+    return __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+}
+
 #if defined(__APPLE__)
 #include <pthread.h>
 

@@ -1,64 +1,35 @@
 /// Behaviour that one event type adds to a bus: the extension point the NotificationCenter bridge
-/// plugs into, kept generic so that the core never names a Foundation type.
+/// (the `EventBusFoundation` module) plugs into, so that the core never names a Foundation type.
 ///
-/// A bucket (one per event type per bus) may carry hooks, set once and never replaced. The index
-/// calls the lifecycle methods under the bus lock: they may only update the hooks' own bookkeeping
-/// and must not run user code; work that must happen after unlocking goes in ``AfterUnlock`` and
-/// objects to let go of go in ``Retired``. ``EventHooks/dispatch(_:)`` is called without any lock.
+/// An event type opts in by conforming to ``HookedEvent``; the bus then makes its hooks once, when
+/// the type is first subscribed to or dispatched, and keeps them for the bus's life. The index calls
+/// the lifecycle methods under the bus lock: they may only update the hooks' own bookkeeping and
+/// must not run user code; work for after unlocking goes through `Retired.afterUnlock`.
+/// ``dispatch(_:)`` is called with no lock held.
 ///
-/// Cost for event types without hooks: one `nil` check, under the lock a dispatch already holds.
-class AnyEventHooks: @unchecked Sendable {
-    // @unchecked Sendable: subclasses keep their mutable state under the bus lock (the lifecycle
-    // methods below are only called under it) or under a lock of their own.
-
+/// Cost for event types without hooks: one `nil` check under the lock a dispatch already holds, and
+/// one conformance check when a type's bucket is created or a type with no bucket is dispatched.
+package protocol EventTypeHooks: AnyObject, Sendable {
     /// Under the bus lock, before a subscription with `keys` is registered: returns the keys to
     /// register it under (the hooks may normalise them), or `nil` to refuse it (the subscriber gets
-    /// an already disposed token). Report a refusal through `afterUnlock`.
-    func admit(keys: [String], afterUnlock: inout AfterUnlock) -> [String]? { keys }
+    /// an already disposed token). Report a refusal through `retired.afterUnlock`.
+    func admit(keys: [String], retired: inout Retired) -> [String]?
 
-    /// Under the bus lock, after a subscription was registered: called once for each of its keys,
-    /// whether or not the key already had subscribers.
-    func subscribed(key: String, afterUnlock: inout AfterUnlock) {}
+    /// Under the bus lock, after a subscription was registered: once for each of its keys.
+    func subscribed(key: String, retired: inout Retired)
 
     /// Under the bus lock, when the last subscription to `key` has been unlinked.
-    func keyEnded(_ key: String, retired: inout Retired) {}
+    func keyEnded(_ key: String, retired: inout Retired)
+
+    /// Replaces the direct fan-out of `EventBus.dispatch(_:)` for the event type, whose value
+    /// `event` is. Called with no lock held; hand the event to the subscribers with
+    /// `EventBus.deliver(_:key:includingUnkeyed:)`.
+    func dispatch(_ event: any Event)
 }
 
-/// Hooks for events of type `E`.
-class EventHooks<E: Event>: AnyEventHooks, @unchecked Sendable {
-    // @unchecked Sendable: see AnyEventHooks.
-
-    /// Replaces the direct fan-out of `EventBus.dispatch(_:)` for `E`. Called without any lock;
-    /// hand the event to the subscribers with ``Registry/deliver(_:key:includingUnkeyed:)``.
-    func dispatch(_ event: E) {}
-}
-
-/// An event type whose bucket carries hooks on every bus, from the bus's creation (so that its
-/// first dispatch already goes through them).
-protocol HookedEvent: Event {
-    /// Makes the hooks of `registry`'s bucket for `Self`. Called once per bus, without the bus lock,
-    /// while the registry is being initialized.
-    static func makeHooks(for registry: Registry) -> EventHooks<Self>
-}
-
-extension HookedEvent {
-    /// A bucket for `Self` that carries its hooks.
-    static func makeHookedBucket(for registry: Registry) -> AnyBucket {
-        let bucket = Bucket<Self>()
-        bucket.hooks = makeHooks(for: registry)
-        return bucket
-    }
-}
-
-/// Work that hooks decided on under the bus lock and that must run after it is released (installing
-/// an observer, reporting a refused subscription). Empty, it allocates nothing.
-struct AfterUnlock {
-    private var work: [() -> Void] = []
-
-    mutating func add(_ body: @escaping () -> Void) { work.append(body) }
-
-    /// Runs the work, in the order it was added. Call only with no lock held.
-    func run() {
-        for body in work { body() }
-    }
+/// An event type whose bucket carries hooks on every bus.
+package protocol HookedEvent: Event {
+    /// Makes the hooks of `Self` for `bus`. Called under the bus lock, once per bus: it must not
+    /// run user code or call into the bus.
+    static func makeHooks(for bus: EventBus) -> any EventTypeHooks
 }

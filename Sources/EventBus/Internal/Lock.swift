@@ -23,20 +23,20 @@ import Darwin
 ///
 /// `withLock` is the only way in. The closure must not run user code: callers decide under the lock,
 /// return what to do, and do it after unlocking.
-struct Locked<State>: @unchecked Sendable {
+package struct Locked<State>: @unchecked Sendable {
     // @unchecked Sendable: `State` is only reached through `withLock`, which holds the mutex. What a
     // `withLock` closure returns leaves the lock: callers return only values they may hand to the
     // calling thread (the index returns snapshots of Sendable deliveries, and its parked owners
     // only to the releasing code, which drops them without touching them).
     private let storage: LockStorage<State>
 
-    init(_ initial: State) {
+    package init(_ initial: State) {
         storage = LockStorage.make(initial)
     }
 
     /// Runs `body` with exclusive access to the state.
     @inline(__always)
-    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         try storage.withLock(body)
     }
 }

@@ -1,4 +1,4 @@
-// Compiler atomics for EventBus's per-subscription liveness word.
+// Compiler atomics for EventBus's per-subscription liveness word and subscription ids.
 //
 // Swift's `Synchronization.Atomic` needs iOS 18 / macOS 15; EventBus supports iOS 13 / macOS 10.15,
 // so the two operations it needs are written here over the GCC/Clang `__atomic` builtins, which
@@ -18,6 +18,9 @@ static inline intptr_t eventbus_atomic_load(const intptr_t *word) {
 static inline bool eventbus_atomic_compare_exchange(intptr_t *word, intptr_t expected, intptr_t desired) {
     return __atomic_compare_exchange_n(word, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
+
+/// A number unique in the process, from a counter starting at 1 (relaxed atomic increment).
+uint64_t eventbus_next_subscription_id(void);
 
 /// Whether the calling thread is the process's main thread (Darwin: `pthread_main_np`; Linux: its
 /// thread id is the process id, cached per thread since both are system calls).

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 extension Notification.Name {
     static let bridgeA = Notification.Name("EventBusTests.bridge.A")

@@ -2,6 +2,7 @@ import Dispatch
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 // Helpers and fixtures for the Swift-concurrency suites (main-actor subscribers, event streams).
 // Names live under `Conc` so they cannot collide with other suites' fixtures in this module.

@@ -2,6 +2,7 @@ import Dispatch
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 /// `bus.events(of:)` and `maker.events()`: what a stream yields, when its bus subscription ends,
 /// and what its buffer does when the consumer falls behind.

@@ -2,6 +2,7 @@ import Dispatch
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 /// `onMainActor()` subscribers: where and when they run, in what order, and what dispose means for
 /// deliveries already enqueued on the main queue. See `MainQueue` for how the main queue is

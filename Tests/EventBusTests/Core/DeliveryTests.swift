@@ -2,6 +2,7 @@ import Dispatch
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 @Suite("Delivery: synchronous, queued, bus queue, main queue")
 struct DeliveryTests {

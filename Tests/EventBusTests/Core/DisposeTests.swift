@@ -2,6 +2,7 @@ import Dispatch
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 @Suite("Dispose guarantee and bad input")
 struct DisposeTests {

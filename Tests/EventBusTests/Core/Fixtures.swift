@@ -1,4 +1,5 @@
 @testable import EventBus
+@testable import EventBusFoundation
 
 // Event and owner types shared by the core suites.
 

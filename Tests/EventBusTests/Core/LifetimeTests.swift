@@ -2,6 +2,7 @@ import Dispatch
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 @Suite("Owner lifetimes (the portable path: no associated objects)")
 struct LifetimeTests {

@@ -2,6 +2,7 @@ import Dispatch
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 @Suite("Reentrancy: subscribing, disposing and dispatching from inside a handler")
 struct ReentrancyTests {

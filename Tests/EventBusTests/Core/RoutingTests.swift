@@ -1,6 +1,7 @@
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 @Suite("Routing by type and key")
 struct RoutingTests {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 /// The only suite that touches `EventBus.shared`; serialized so its assertions see only itself.
 @Suite("EventBus.shared and subscribe(_:)", .serialized)

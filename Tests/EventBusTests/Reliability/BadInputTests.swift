@@ -2,6 +2,7 @@ import Dispatch
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 /// Battery item 7: DESIGN.md §8. No input crashes the library; each misuse has the documented outcome.
 @Suite("Reliability: bad input")

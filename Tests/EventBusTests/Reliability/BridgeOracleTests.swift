@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 #if canImport(Glibc)
 @preconcurrency import Glibc

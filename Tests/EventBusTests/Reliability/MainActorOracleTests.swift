@@ -2,6 +2,7 @@ import Dispatch
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 #if canImport(Glibc)
 @preconcurrency import Glibc

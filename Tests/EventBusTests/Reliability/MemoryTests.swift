@@ -2,6 +2,7 @@ import Dispatch
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 /// Battery item 6 (the RSS half; the leak half is the whole suite under LeakSanitizer in CI).
 ///

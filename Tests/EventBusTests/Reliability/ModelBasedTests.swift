@@ -1,6 +1,7 @@
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 #if canImport(Glibc)
 @preconcurrency import Glibc

@@ -2,6 +2,7 @@ import Dispatch
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 /// Battery item 3: no user code runs under the bus lock. For every path that runs user code, the
 /// user code asks another thread (a `BusCallProbe`) to call into the same bus and waits for it with

@@ -2,6 +2,7 @@ import Dispatch
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 /// Battery item 2: the reentrancy matrix. From inside a handler: dispatch (same and other type),
 /// subscribe, dispose self / an earlier / a later subscriber / all, release the owner, release a

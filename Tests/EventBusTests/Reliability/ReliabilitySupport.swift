@@ -1,6 +1,7 @@
 import Dispatch
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 #if canImport(Glibc)
 @preconcurrency import Glibc

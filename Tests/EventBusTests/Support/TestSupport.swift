@@ -2,6 +2,7 @@ import Dispatch
 import Testing
 
 @testable import EventBus
+@testable import EventBusFoundation
 
 // Shared helpers for every suite. Every cross-thread wait here has a timeout, so a lost event or a
 // deadlock fails the test instead of hanging the run.

@@ -3,6 +3,7 @@
 // UIKit nor AppKit (nor the main actor); on other platforms (Linux) it declares nothing.
 
 #if os(iOS) || os(tvOS) || os(visionOS) || os(macOS)
+public import EventBus
 public import Foundation
 
 /// The app lifecycle as a typed event, fed from the system's notifications by

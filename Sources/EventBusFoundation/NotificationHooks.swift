@@ -1,6 +1,7 @@
+import EventBus
 import Foundation
 
-/// The per-bus settings the NotificationCenter bridge reads from ``Registry/hookConfiguration``.
+/// The per-bus settings of the bridge, kept in the bus's `extensionConfiguration`.
 struct NotificationBridgeConfiguration: Sendable {
     let center: NotificationCenter
 }
@@ -12,30 +13,34 @@ struct NotificationBridgeConfiguration: Sendable {
 /// one of its keys (the plain name, or a name filtered by sender) has a subscription. The transitions
 /// are decided under the bus lock; the center is only called after unlocking (install) or when the
 /// retired ``Observation`` is released (removal), so no Foundation or user code runs under the lock.
-final class NotificationHooks: EventHooks<NotificationEvent>, @unchecked Sendable {
+final class NotificationHooks: EventTypeHooks, @unchecked Sendable {
     // @unchecked Sendable: `observations` is touched only by the lifecycle methods, which the index
     // calls under the bus lock; `issueHandler` has its own lock; everything else is set in init and
-    // never written again (`registry` is a `weak var` only because `weak let` needs Swift 6.2).
+    // never written again (`bus` is a `weak var` only because `weak let` needs Swift 6.2).
 
     let center: NotificationCenter
-    private weak var registry: Registry?
+    private weak var bus: EventBus?
     /// The handler of ``EventBus/notificationBridgeIssueHandler``.
     let issueHandler = Locked<(@Sendable (NotificationBridgeIssue) -> Void)?>(nil)
-    /// Calls into this bus's observer blocks, current or stale (for tests).
-    let observerCalls = CallCounter()
 
     /// Guarded by the bus lock: the observation of each name, and the keys that keep it.
     private var observations: [String: (observation: Observation, keys: Set<String>)] = [:]
+    /// The number of observers this bus has on its center now (for tests and introspection).
+    let installedObservers = Locked(0)
 
-    init(registry: Registry) {
-        let configuration = registry.hookConfiguration as? NotificationBridgeConfiguration
+    init(bus: EventBus) {
+        let configuration = bus.extensionConfiguration as? NotificationBridgeConfiguration
         center = configuration?.center ?? .default
-        self.registry = registry
+        self.bus = bus
     }
 
-    override func admit(keys: [String], afterUnlock: inout AfterUnlock) -> [String]? {
+    func admit(keys: [String], retired: inout Retired) -> [String]? {
         guard !keys.isEmpty else {
-            afterUnlock.add { self.report(.unnamedSubscriptionRefused) }
+            retired.afterUnlock { self.report(.unnamedSubscriptionRefused) }
+            return nil
+        }
+        if let unsupported = keys.first(where: { SenderKey.isReserved($0) && !SenderKey.isSenderKey($0) }) {
+            retired.afterUnlock { self.report(.unsupportedName(Notification.Name(unsupported))) }
             return nil
         }
         // A subscription to a name already gets every notification of that name: a sender filter
@@ -44,21 +49,21 @@ final class NotificationHooks: EventHooks<NotificationEvent>, @unchecked Sendabl
         return keys.filter { !SenderKey.isSenderKey($0) || !plainNames.contains(SenderKey.name(ofKey: $0)) }
     }
 
-    override func subscribed(key: String, afterUnlock: inout AfterUnlock) {
+    func subscribed(key: String, retired: inout Retired) {
         let name = SenderKey.name(ofKey: key)
-        var entry = observations[name] ?? (
-            Observation(name: Notification.Name(name), center: center, registry: registry, calls: observerCalls),
-            []
-        )
+        var entry =
+            observations[name] ?? (
+                Observation(name: Notification.Name(name), center: center, bus: bus, installed: installedObservers), []
+            )
         entry.keys.insert(key)
         observations[name] = entry
         // Every subscriber installs (idempotently) before its `next` returns, so that a post made
         // after `next` returned reaches it, even if another thread created the observation.
         let observation = entry.observation
-        afterUnlock.add { observation.install() }
+        retired.afterUnlock { observation.install() }
     }
 
-    override func keyEnded(_ key: String, retired: inout Retired) {
+    func keyEnded(_ key: String, retired: inout Retired) {
         let name = SenderKey.name(ofKey: key)
         guard var entry = observations[name] else { return }
         entry.keys.remove(key)
@@ -73,8 +78,10 @@ final class NotificationHooks: EventHooks<NotificationEvent>, @unchecked Sendabl
         }
     }
 
-    override func dispatch(_ event: NotificationEvent) {
-        // Bus subscribers get it through the observer, exactly once; legacy observers get it too.
+    func dispatch(_ event: any Event) {
+        // Only ever a `NotificationEvent`: these are its hooks. Bus subscribers get it through the
+        // observer, exactly once; legacy observers get it too.
+        guard let event = event as? NotificationEvent else { return }
         center.post(event.notification)
     }
 
@@ -98,40 +105,43 @@ final class NotificationHooks: EventHooks<NotificationEvent>, @unchecked Sendabl
 /// one arrives, the retiring observer and its successor may both be installed for a moment, but a
 /// post is delivered to the bus once.
 final class Observation: @unchecked Sendable {
-    // @unchecked Sendable: `installation` has its own lock; `current` is atomic; the rest is set in
-    // init and never written again.
+    // @unchecked Sendable: every stored property is immutable or behind a lock, except `bus`, a
+    // `weak var` set in init and never written again (`weak let` needs Swift 6.2).
 
     /// Orders an observer block after its installation, for ThreadSanitizer's benefit. The center
-    /// already publishes blocks under its own lock, but on Linux swift-foundation's lock is invisible
-    /// to ThreadSanitizer, which then reports the block's first reads of this object as races. The
-    /// installer passes through this lock after making the block, and the block before reading
-    /// anything: an empty critical section, taken once per observer call. (Its state is not `Void`:
-    /// a zero-sized state would share its address with the mutex, which confuses ThreadSanitizer.)
+    /// already publishes blocks under its own lock, but on Linux swift-corelibs-foundation's lock is
+    /// invisible to ThreadSanitizer, which then reports the block's first reads of this object as
+    /// races. The installer passes through this lock after making the block, and the block before
+    /// reading anything: an empty critical section, taken once per observer call. (Its state is not
+    /// `Void`: a zero-sized state would share its address with the mutex, which confuses TSan.)
     private static let handOff = Locked(false)
 
     let name: Notification.Name
     private let center: NotificationCenter
-    private weak var registry: Registry?
-    private let calls: CallCounter
-    private let current = AtomicLiveness()
+    private weak var bus: EventBus?
+    private let installed: Locked<Int>
+    private let current = Locked(true)
     private let installation = Locked<(any NSObjectProtocol)?>(nil)
 
-    init(name: Notification.Name, center: NotificationCenter, registry: Registry?, calls: CallCounter) {
+    init(name: Notification.Name, center: NotificationCenter, bus: EventBus?, installed: Locked<Int>) {
         self.name = name
         self.center = center
-        self.registry = registry
-        self.calls = calls
+        self.bus = bus
+        self.installed = installed
     }
 
     deinit {
-        if let observer = installation.withLock({ $0 }) { center.removeObserver(observer) }
+        if let observer = installation.withLock({ $0 }) {
+            center.removeObserver(observer)
+            installed.withLock { $0 -= 1 }
+        }
     }
 
     /// Whether this is the observation that delivers for its name.
-    var isCurrent: Bool { current.isLive }
+    var isCurrent: Bool { current.withLock { $0 } }
 
-    /// Marks the observation stale (called under the bus lock: atomic, runs no other code).
-    func retire() { _ = current.end() }
+    /// Marks the observation stale (called under the bus lock: runs no other code).
+    func retire() { current.withLock { $0 = false } }
 
     /// Adds the observer to the center unless it is installed or stale. Called with no bus lock.
     func install() {
@@ -145,47 +155,48 @@ final class Observation: @unchecked Sendable {
             }
             Self.handOff.withLock { _ in }
             observer = center.addObserver(forName: name, object: nil, queue: nil, using: block)
+            installed.withLock { $0 += 1 }
         }
     }
 
     /// The observer block: delivers the notification to the bus's subscribers of its name, then to
     /// those of its name filtered by its sender.
     private func receive(_ notification: Notification) {
-        calls.increment()
-        guard isCurrent, let registry else { return }
+        guard isCurrent, let bus else { return }
         let event = NotificationEvent(notification)
-        registry.deliver(event, key: name.rawValue, includingUnkeyed: false)
+        bus.deliver(event, key: name.rawValue, includingUnkeyed: false)
         if let sender = notification.object, type(of: sender) is AnyClass {
             let key = SenderKey.key(name: name, sender: sender as AnyObject)
-            registry.deliver(event, key: key, includingUnkeyed: false)
+            bus.deliver(event, key: key, includingUnkeyed: false)
         }
     }
 }
 
-/// The routing keys of subscriptions filtered by sender: `"\0<sender id>\0<name>"`.
+/// The routing keys of subscriptions filtered by sender: `"\0<sender id in hex>\0<name>"`.
 ///
-/// A plain key is the name itself. (A name that itself starts with U+0000 is read as a sender key;
-/// such names are not supported.)
+/// A plain key is the name itself. Names that start with U+0000 are reserved for these keys: a
+/// subscription to such a name is refused and reported (``NotificationBridgeIssue/unsupportedName(_:)``).
 enum SenderKey {
     static func key(name: Notification.Name, sender: AnyObject) -> String {
         let id = UInt(bitPattern: ObjectIdentifier(sender))
         return "\u{0}\(String(id, radix: 16))\u{0}\(name.rawValue)"
     }
 
-    static func isSenderKey(_ key: String) -> Bool { key.first == "\u{0}" }
+    /// Whether `key` starts with U+0000, the prefix of sender keys.
+    static func isReserved(_ key: String) -> Bool { key.utf8.first == 0 }
+
+    /// Whether `key` is a well-formed sender key.
+    static func isSenderKey(_ key: String) -> Bool {
+        let utf8 = key.utf8
+        guard utf8.first == 0 else { return false }
+        let afterPrefix = utf8.dropFirst()
+        guard let end = afterPrefix.firstIndex(of: 0), end > afterPrefix.startIndex else { return false }
+        return afterPrefix[..<end].allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
 
     static func name(ofKey key: String) -> String {
         guard isSenderKey(key) else { return key }
         let afterID = key.dropFirst().drop { $0 != "\u{0}" }.dropFirst()
         return String(afterID)
     }
-}
-
-/// A thread-safe counter.
-final class CallCounter: Sendable {
-    private let count = Locked(0)
-
-    func increment() { count.withLock { $0 += 1 } }
-
-    var value: Int { count.withLock { $0 } }
 }

@@ -1,4 +1,5 @@
-import Foundation
+public import EventBus
+public import Foundation
 
 /// Something the NotificationCenter bridge refused or skipped, reported to
 /// ``EventBus/notificationBridgeIssueHandler``.
@@ -23,6 +24,10 @@ public enum NotificationBridgeIssue: Sendable, CustomStringConvertible {
     /// event was not delivered. The notification still reached everyone else.
     case conversionFailed(NotificationEvent, eventType: any Event.Type)
 
+    /// A subscription to a notification name that starts with U+0000 was refused: such names are
+    /// reserved for the bridge's sender-filtered keys. `next` returned an already disposed token.
+    case unsupportedName(Notification.Name)
+
     /// A typed bridge for `eventType` was refused: ``NotificationEvent`` cannot be bridged to a
     /// notification (it already is one). The returned token is already disposed.
     case bridgeRefused(eventType: any Event.Type)
@@ -38,6 +43,8 @@ public enum NotificationBridgeIssue: Sendable, CustomStringConvertible {
             return "a subscription to NotificationEvent without a name was refused (use on(notification:) or ofType(name.rawValue)); its token is disposed"
         case .conversionFailed(let event, let eventType):
             return "notification \(event.name.rawValue) did not convert to \(eventType); skipped"
+        case .unsupportedName(let name):
+            return "a subscription to notification name \(name.rawValue.debugDescription) was refused: names starting with U+0000 are reserved; its token is disposed"
         case .bridgeRefused(let eventType):
             return "\(eventType) cannot be bridged to a notification; the bridge was refused"
         }

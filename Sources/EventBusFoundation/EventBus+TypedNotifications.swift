@@ -1,3 +1,4 @@
+public import EventBus
 public import Foundation
 
 extension EventBus {
@@ -36,10 +37,11 @@ extension EventBus {
         to type: E.Type,
         converter: @escaping @Sendable (Notification) -> E?
     ) -> EventToken {
-        let origin = BridgeOrigin(bus: registry, eventType: E.self)
-        // Weak: the subscription lives in the registry, so a strong capture would be a cycle.
-        return on(notification: name, object: object).next { [weak registry, weak hooks = notificationHooks] event in
-            guard let registry, let hooks else { return }
+        let origin = BridgeOrigin(bus: self, eventType: E.self)
+        let hooks = notificationHooks
+        // Weak: the subscription lives in the bus, so a strong capture would be a cycle.
+        return on(notification: name, object: object).next { [weak self] event in
+            guard let self else { return }
             // A notification this bus posted for `E` came from a dispatch of `E`, whose subscribers
             // already have it.
             if BridgeOrigin.of(event.notification) == origin { return }
@@ -47,7 +49,7 @@ extension EventBus {
                 hooks.report(.conversionFailed(event, eventType: E.self))
                 return
             }
-            registry.deliver(converted, key: converted.eventType)
+            BridgeOrigin.deliverInbound(converted, on: self)
         }
     }
 
@@ -62,17 +64,14 @@ extension EventBus {
     /// ```
     @discardableResult
     public func bridge<E: Event>(notifications events: [Notification.Name: E]) -> EventToken {
-        let origin = BridgeOrigin(bus: registry, eventType: E.self)
-        guard !events.isEmpty else {
-            notificationHooks.report(.unnamedSubscriptionRefused)
-            return .inert(for: NotificationEvent.self)
-        }
+        let origin = BridgeOrigin(bus: self, eventType: E.self)
         var maker = on(NotificationEvent.self)
         for name in events.keys.sorted(by: { $0.rawValue < $1.rawValue }) { maker = maker.ofType(name) }
-        return maker.next { [weak registry] event in
-            guard let registry, BridgeOrigin.of(event.notification) != origin,
-                  let converted = events[event.name] else { return }
-            registry.deliver(converted, key: converted.eventType)
+        // No name: the bridge's hooks refuse the subscription and report it.
+        return maker.next { [weak self] event in
+            guard let self, BridgeOrigin.of(event.notification) != origin, let converted = events[event.name]
+            else { return }
+            BridgeOrigin.deliverInbound(converted, on: self)
         }
     }
 
@@ -105,54 +104,32 @@ extension EventBus {
         _ type: E.Type,
         toNotification converter: @escaping @Sendable (E) -> Notification
     ) -> EventToken {
-        guard registry.installHooks(for: E.self, { OutboundHooks<E>(registry: registry) }) != nil else {
+        guard E.self != NotificationEvent.self else {
             notificationHooks.report(.bridgeRefused(eventType: E.self))
-            return .inert(for: E.self)
+            return .inert
         }
-        let origin = BridgeOrigin(bus: registry, eventType: E.self)
+        let origin = BridgeOrigin(bus: self, eventType: E.self)
         let center = notificationCenter
-        return on(E.self).ofType(OutboundHooks<E>.key).next { event in
+        let bus = ObjectIdentifier(self)
+        // A plain subscription: it sees every dispatch of `E` on this bus, and skips the events
+        // that this bus's inbound bridges are delivering (they came from a notification).
+        return on(E.self).next { event in
+            guard BridgeOrigin.inboundBus != bus else { return }
             center.post(origin.mark(converter(event)))
         }
     }
 }
 
-/// The hooks of an event type bridged to notifications: a dispatch delivers to the subscribers,
-/// then to the outbound bridges, which are subscriptions under a reserved key that no event has.
-/// Deliveries that bypass hooks (those from notifications) therefore never reach the bridges.
-final class OutboundHooks<E: Event>: EventHooks<E>, @unchecked Sendable {
-    // @unchecked Sendable: `registry` is set in init and never written again (a `weak var` only
-    // because `weak let` needs Swift 6.2).
-
-    /// The key of outbound bridge subscriptions. It starts with U+0000, so no sensible event key
-    /// equals it; `dispatch` copes with one that does.
-    static var key: String { "\u{0}EventBus.outboundNotificationBridge" }
-
-    private weak var registry: Registry?
-
-    init(registry: Registry) {
-        self.registry = registry
-    }
-
-    override func dispatch(_ event: E) {
-        guard let registry else { return }
-        // An event whose own key is the reserved one (an id off the wire, say) reaches the unkeyed
-        // subscribers only: the list under that key holds the outbound bridges, reached once, below.
-        let key = event.eventType
-        registry.deliver(event, key: key == Self.key ? nil : key)
-        registry.deliver(event, key: Self.key, includingUnkeyed: false)
-    }
-}
-
 /// Tags the notifications a bus posts for a typed event, so that the same bus does not convert
-/// them back into that event.
+/// them back into that event; and marks the events an inbound bridge delivers, so that outbound
+/// bridges do not post them back.
 struct BridgeOrigin: Hashable, Sendable {
     static let userInfoKey = "EventBus.bridgeOrigin"
 
     let bus: ObjectIdentifier
     let eventType: ObjectIdentifier
 
-    init<E: Event>(bus: Registry, eventType _: E.Type) {
+    init<E: Event>(bus: EventBus, eventType _: E.Type) {
         self.bus = ObjectIdentifier(bus)
         self.eventType = ObjectIdentifier(E.self)
     }
@@ -165,5 +142,15 @@ struct BridgeOrigin: Hashable, Sendable {
         var userInfo = notification.userInfo ?? [:]
         userInfo[Self.userInfoKey] = self
         return Notification(name: notification.name, object: notification.object, userInfo: userInfo)
+    }
+
+    /// The bus whose inbound bridge is delivering on this thread (outbound bridges are synchronous
+    /// subscriptions, so they run inside that delivery, on the same thread).
+    @TaskLocal static var inboundBus: ObjectIdentifier?
+
+    /// Delivers an event converted from a notification to `bus`'s subscribers of its type (never to
+    /// its hooks: a `NotificationEvent` is not posted again).
+    static func deliverInbound<E: Event>(_ event: E, on bus: EventBus) {
+        $inboundBus.withValue(ObjectIdentifier(bus)) { bus.deliver(event, key: event.eventType) }
     }
 }

@@ -1,3 +1,4 @@
+public import EventBus
 public import Foundation
 
 /// A `Notification` travelling on an ``EventBus``: the event type of the NotificationCenter bridge.
@@ -81,13 +82,7 @@ public struct NotificationEvent: Event, @unchecked Sendable {
 }
 
 extension NotificationEvent: HookedEvent {
-    static func makeHooks(for registry: Registry) -> EventHooks<NotificationEvent> {
-        NotificationHooks(registry: registry)
+    package static func makeHooks(for bus: EventBus) -> any EventTypeHooks {
+        NotificationHooks(bus: bus)
     }
-}
-
-extension Registry {
-    /// The event types whose buckets carry hooks on every bus (see ``HookedEvent``): only
-    /// ``NotificationEvent``, declared here so that the core never names a Foundation type.
-    static var builtInHookedEvents: [any HookedEvent.Type] { [NotificationEvent.self] }
 }

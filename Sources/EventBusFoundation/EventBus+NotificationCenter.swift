@@ -1,3 +1,4 @@
+public import EventBus
 public import Foundation
 
 extension EventBus {
@@ -12,7 +13,7 @@ extension EventBus {
     /// let bus = EventBus(notificationCenter: center)
     /// ```
     public convenience init(notificationCenter: NotificationCenter) {
-        self.init(hookConfiguration: NotificationBridgeConfiguration(center: notificationCenter))
+        self.init(extensionConfiguration: NotificationBridgeConfiguration(center: notificationCenter))
     }
 
     /// The center this bus bridges notifications with: the one given to
@@ -65,7 +66,9 @@ extension EventBus {
     ///     .next { event in print("stopped", event.userInfo ?? [:]) }
     /// token.dispose()   // last subscription to .playerDidStop: the observer leaves the center
     /// ```
-    public func on(notification name: Notification.Name, object: AnyObject? = nil) -> SubscriberMaker<NotificationEvent> {
+    public func on(
+        notification name: Notification.Name, object: AnyObject? = nil
+    ) -> SubscriberMaker<NotificationEvent, Never, EventDelivery.Synchronous> {
         on(NotificationEvent.self).ofType(name, object: object)
     }
 
@@ -85,7 +88,7 @@ extension EventBus {
 
     /// The bridge's hooks on this bus, which every bus has from its creation.
     var notificationHooks: NotificationHooks {
-        guard let hooks = registry.hooks(for: NotificationEvent.self) as? NotificationHooks else {
+        guard let hooks = hooks(of: NotificationEvent.self) as? NotificationHooks else {
             preconditionFailure("EventBus: a bus without its NotificationCenter bridge hooks")
         }
         return hooks
@@ -95,25 +98,14 @@ extension EventBus {
 extension SubscriberMaker where E == NotificationEvent {
     /// Also receives the notifications named `name` (only those posted by `object`, if given).
     ///
-    /// Chain it to subscribe to several names with one token; see
+    /// Chain it to subscribe to several names with one token, in any position of the chain; see
     /// ``EventBus/on(notification:object:)``.
     ///
     /// ```swift
     /// bus.on(notification: .userDidLogIn).ofType(.userDidLogOut).next { event in print(event.name) }
+    /// bus.on(notification: .userDidLogIn).onMainActor().ofType(.userDidLogOut).next { event in print(event.name) }
     /// ```
-    public func ofType(_ name: Notification.Name, object: AnyObject? = nil) -> SubscriberMaker<NotificationEvent> {
-        ofType(object.map { SenderKey.key(name: name, sender: $0) } ?? name.rawValue)
-    }
-}
-
-extension OwnedSubscriberMaker where E == NotificationEvent {
-    /// Also receives the notifications named `name` (only those posted by `object`, if given); see
-    /// ``SubscriberMaker/ofType(_:object:)``.
-    ///
-    /// ```swift
-    /// subscribeNotification(.userDidLogIn).ofType(.userDidLogOut).next { owner, event in owner.refresh() }
-    /// ```
-    public func ofType(_ name: Notification.Name, object: AnyObject? = nil) -> OwnedSubscriberMaker<NotificationEvent, Owner> {
+    public func ofType(_ name: Notification.Name, object: AnyObject? = nil) -> Self {
         ofType(object.map { SenderKey.key(name: name, sender: $0) } ?? name.rawValue)
     }
 }
@@ -125,7 +117,7 @@ extension EventSubscribing {
     /// Equivalent to `bus.on(notification: name, object: object).freeWith(self)`: it ends when
     /// `self` is deallocated, and with it the bus's observer for `name` if it was the last
     /// subscription to that name. Handlers run on the posting thread unless you chain
-    /// ``OwnedSubscriberMaker/atQueue(_:)``.
+    /// ``SubscriberMaker/atQueue(_:)``.
     ///
     /// ```swift
     /// final class ProfileScreen: UIViewController {   // every NSObject is EventSubscribing
@@ -137,7 +129,7 @@ extension EventSubscribing {
     /// ```
     public func subscribeNotification(
         _ name: Notification.Name, object: AnyObject? = nil, on bus: EventBus = .shared
-    ) -> OwnedSubscriberMaker<NotificationEvent, Self> {
+    ) -> SubscriberMaker<NotificationEvent, Self, EventDelivery.Synchronous> {
         bus.on(notification: name, object: object).freeWith(self)
     }
 }

@@ -1,0 +1,142 @@
+import Dispatch
+
+/// A bus's subscriptions: the ``TypeIndex`` behind one lock, and the operations on it.
+///
+/// Every method decides under the lock and acts after unlocking: handlers run, and objects the
+/// index let go of are released, with no lock held.
+final class SubscriptionIndex: SubscriptionContainer {
+    private let state = Locked(TypeIndex())
+
+    /// Runs `body` under the lock, then settles what it retired.
+    @inline(__always)
+    func withIndex<R>(_ body: (inout TypeIndex, inout Retired) -> R) -> R {
+        var retired = Retired()
+        let result = state.withLock { index in body(&index, &retired) }
+        retired.settle()
+        return result
+    }
+
+    /// Registers a subscription and returns its primary node, or `nil` if `E`'s hooks refused it.
+    func subscribe<E: Event>(
+        _ type: E.Type, keys: [String], body: Body<E>, owner: AnyObject?, isOwned: Bool, bus: EventBus
+    ) -> Subscription<E>? {
+        var sweep = SweepBatch()
+        let node = withIndex { index, retired in
+            index.tick(.subscribe, sweep: &sweep, retired: &retired)
+            return index.insert(
+                E.self, keys: keys, body: body, owner: owner, isOwned: isOwned, bus: bus, container: self,
+                retired: &retired)
+        }
+        sweep.check(in: self)
+        return node
+    }
+
+    func remove(_ subscription: SubscriptionNode) {
+        var sweep = SweepBatch()
+        withIndex { index, retired in
+            index.tick(.dispose, sweep: &sweep, retired: &retired)
+            index.unlink(subscription, retired: &retired)
+        }
+        sweep.check(in: self)
+    }
+
+    func reclaim(_ nodes: some Sequence<SubscriptionNode>) {
+        withIndex { index, retired in
+            for node in nodes { index.unlink(node.primaryNode, retired: &retired) }
+        }
+    }
+
+    func attach(_ node: SubscriptionNode, to bag: DisposeBag) {
+        let ended = withIndex { _, _ in
+            let primary = node.primaryNode
+            guard primary.isLinked, !primary.unlinkWhenUnpinned else { return true }
+            primary.bag = bag
+            return false
+        }
+        if ended { bag.forget(node.id) }
+    }
+
+    /// Delivers `event` to the subscribers of `key` (and, if `includingUnkeyed`, to the unkeyed
+    /// ones), unless `E` has hooks and `bypassingHooks` is `false`: then the hooks get it.
+    @inline(__always)
+    func dispatch<E: Event>(_ event: E, key: String?, on bus: EventBus, bypassingHooks: Bool = false, includingUnkeyed: Bool = true) {
+        withUnsafeTemporaryAllocation(of: Subscription<E>.self, capacity: DispatchPlan<E>.chunkCapacity) { chunk in
+            var plan = DispatchPlan<E>(key: key, includingUnkeyed: includingUnkeyed, chunk: chunk)
+            var sweep = SweepBatch()
+            let route: Route = withIndex { index, retired in
+                index.tick(.dispatch, sweep: &sweep, retired: &retired)
+                guard let bucket = index.bucket(for: ObjectIdentifier(E.self)) else { return .noBucket }
+                if let hooks = bucket.hooks, !bypassingHooks { return .hooks(hooks) }
+                plan.start(in: bucket, lastID: index.lastID, index: &index, retired: &retired)
+                return .plan
+            }
+            switch route {
+            case .plan:
+                plan.run(event, in: self)
+            case .hooks(let hooks):
+                hooks.dispatch(event)
+            case .noBucket:
+                // A hooked type (the bridge's) still routes through its hooks with no subscriber.
+                if !bypassingHooks, E.self is any HookedEvent.Type { hooks(of: E.self, on: bus).dispatch(event) }
+            }
+            sweep.check(in: self)
+        }
+    }
+
+    private enum Route {
+        case plan, noBucket
+        case hooks(any EventTypeHooks)
+    }
+
+    /// The hooks of `E` on this bus, making its bucket if needed; `E` must be a ``HookedEvent``.
+    func hooks<E: Event>(of _: E.Type, on bus: EventBus) -> any EventTypeHooks {
+        let hooks = withIndex { index, _ in index.bucket(for: E.self, on: bus).hooks }
+        guard let hooks else { preconditionFailure("EventBus: \(E.self) is not a hooked event type") }
+        return hooks
+    }
+
+    /// Reclaims every subscription whose owner is gone, a bounded batch per lock acquisition.
+    /// Owners of main-bound subscriptions are only checked on the main queue: off it, a pass there
+    /// is scheduled.
+    func purge() {
+        let onMain = isOnMainQueue
+        var remaining = withIndex { index, _ in index.ownedCount }
+        var nodes = ContiguousArray<SubscriptionNode>()
+        while remaining > 0 {
+            let batch = Swift.min(remaining, 256)
+            remaining -= batch
+            withIndex { index, _ in index.takeForPurge(limit: batch, into: &nodes, onMain: onMain) }
+            reclaim(nodes.filter(SweepBatch.ownerIsGone))
+            nodes.removeAll(keepingCapacity: true)
+        }
+        if !onMain { scheduleMainSweep(force: true) }
+    }
+
+    /// Schedules a purge on the main queue (unless one is scheduled), where main-bound owners may
+    /// be checked. `force`: even if the sweep has not skipped a full turn's worth of them yet.
+    func scheduleMainSweep(force: Bool = false) {
+        let due = force ? withIndex { index, _ in index.mainSweepDue(force: true) } : true
+        guard due else { return }
+        DispatchQueue.main.async { [weak self] in
+            guard let self else { return }
+            withIndex { index, _ in index.mainSweepScheduled = false }
+            purge()
+        }
+    }
+
+    /// The number of live subscriptions. O(1).
+    var count: Int { withIndex { index, _ in index.subscriptionCount } }
+
+    /// The number of live subscriptions to `E`. O(1).
+    func count<E: Event>(of _: E.Type) -> Int {
+        withIndex { index, _ in index.bucket(for: ObjectIdentifier(E.self))?.subscriptionCount ?? 0 }
+    }
+
+    /// The number of event types with a bucket (tests of bucket removal).
+    var bucketCount: Int { withIndex { index, _ in index.bucketCount } }
+
+    /// Ends every subscription (the bus is being deallocated): queued deliveries will not start.
+    func removeAll() {
+        withIndex { index, retired in index.removeAll(retired: &retired) }
+    }
+}

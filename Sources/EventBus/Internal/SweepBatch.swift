@@ -1,0 +1,41 @@
+/// The owned subscriptions one bus operation checks for a dead owner: picked under the lock,
+/// checked after unlocking (loading an owner retains it, and its release may run its `deinit`).
+///
+/// Two inline slots: no allocation.
+struct SweepBatch: ~Copyable {
+    private var first: SubscriptionNode?
+    private var second: SubscriptionNode?
+    /// Set when the sweep skipped a full turn's worth of main-bound owners off the main queue: the
+    /// caller schedules a pass there.
+    var mainSweepDue = false
+
+    init() {}
+
+    var isFull: Bool { second != nil }
+
+    /// Adds `node` unless its owner may only be released on the main queue and this is not it.
+    @inline(__always)
+    mutating func add(_ node: SubscriptionNode, skippedMainBound: inout Int) {
+        if node.ownerBelongsToMain && !isOnMainQueue {
+            skippedMainBound += 1
+            return
+        }
+        if first == nil { first = node } else { second = node }
+    }
+
+    /// Ends the subscriptions whose owner is gone and has `container` forget them. No lock held.
+    consuming func check(in container: SubscriptionIndex) {
+        if mainSweepDue { container.scheduleMainSweep() }
+        guard first != nil else { return }
+        let firstDead = first.map(Self.ownerIsGone) ?? false
+        let secondDead = second.map(Self.ownerIsGone) ?? false
+        guard firstDead || secondDead else { return }
+        container.reclaim([firstDead ? first : nil, secondDead ? second : nil].compactMap { $0 })
+    }
+
+    /// Whether `node` is live and its owner gone; if so, ends its subscription.
+    static func ownerIsGone(_ node: SubscriptionNode) -> Bool {
+        guard node.isLive, node.owner == nil else { return false }
+        return node.endSubscription()
+    }
+}

@@ -1,0 +1,301 @@
+internal import _EventBusShims
+
+/// The bus's index, the state behind its lock: event type → bucket (key → subscriber list), the
+/// ring of owned subscriptions the incremental sweep walks, and the queue of empty buckets.
+///
+/// Every operation here is O(1) (O(keys) for a multi-key subscription) and runs under the lock;
+/// what it lets go of goes to `Retired`, dealt with after unlocking.
+struct TypeIndex {
+    private var buckets: [ObjectIdentifier: Bucket] = [:]
+    /// A direct-mapped cache in front of `buckets`: hashing an `ObjectIdentifier` costs more than
+    /// the rest of a dispatch to one subscriber. A removed bucket leaves its slot.
+    private var recentBuckets = ContiguousArray<Bucket?>(repeating: nil, count: TypeIndex.recentBucketsCount)
+    private static let recentBucketsCount = 32  // a power of two
+
+    /// Live subscriptions on the bus.
+    private(set) var subscriptionCount = 0
+    /// The highest subscription id registered on this bus: a dispatch delivers to ids up to the
+    /// value it saw when it started.
+    private(set) var lastID: UInt64 = 0
+    /// Bus operations so far (the clock of the empty-bucket queue).
+    private var operations: UInt64 = 0
+
+    // The ring of owned primaries (circular, through `nextOwned`/`previousOwned`), and the sweep's
+    // position in it: the next node to check. New nodes go just before the cursor, so a full turn
+    // checks every node that existed when it began.
+    private(set) var ownedCount = 0
+    private var sweepCursor: SubscriptionNode?
+    /// Sweep work owed, in eighths of a node: subscribe adds 16, dispose 8, dispatch 2.
+    private var sweepCredit = 0
+    /// Main-bound owners the sweep skipped off the main queue since the last sweep there.
+    private var mainBoundSkipped = 0
+    /// Whether a sweep pass on the main queue is scheduled.
+    var mainSweepScheduled = false
+
+    /// Buckets that became empty, oldest first; removed once empty for `emptyBucketGrace` operations.
+    private var emptyBuckets = ContiguousArray<Bucket>()
+    private var emptyBucketsHead = 0
+    static let emptyBucketGrace: UInt64 = 64
+
+    /// Sweep weights, in eighths of a node.
+    enum Work: Int {
+        case subscribe = 16, dispose = 8, dispatch = 2
+    }
+
+    init() {}
+
+    // MARK: Buckets
+
+    /// The bucket of `typeID`, if any, through the cache.
+    @inline(__always)
+    mutating func bucket(for typeID: ObjectIdentifier) -> Bucket? {
+        let slot = Self.slot(of: typeID)
+        if let recent = recentBuckets[slot], recent.typeID == typeID { return recent }
+        guard let bucket = buckets[typeID] else { return nil }
+        recentBuckets[slot] = bucket
+        return bucket
+    }
+
+    @inline(__always)
+    private static func slot(of typeID: ObjectIdentifier) -> Int {
+        // Type metadata is word-aligned: drop the low bits, fold in some higher ones.
+        let bits = UInt(bitPattern: typeID)
+        return Int(truncatingIfNeeded: (bits >> 4) ^ (bits >> 11)) & (recentBucketsCount - 1)
+    }
+
+    /// The bucket of `E`, made (with `E`'s hooks, if it has any) if there is none.
+    mutating func bucket<E: Event>(for _: E.Type, on bus: EventBus) -> Bucket {
+        let typeID = ObjectIdentifier(E.self)
+        if let bucket = bucket(for: typeID) { return bucket }
+        let hooks = (E.self as? any HookedEvent.Type).map { makeHooks($0, for: bus) }
+        let bucket = Bucket(typeID: typeID, hooks: hooks)
+        buckets[typeID] = bucket
+        recentBuckets[Self.slot(of: typeID)] = bucket
+        return bucket
+    }
+
+    /// The number of buckets (for tests of bucket removal).
+    var bucketCount: Int { buckets.count }
+
+    /// Queues `bucket` for removal if it just became empty.
+    private mutating func noteMaybeEmpty(_ bucket: Bucket) {
+        guard bucket.isEmpty, bucket.hooks == nil, bucket.emptySince == nil else { return }
+        bucket.emptySince = operations
+        emptyBuckets.append(bucket)
+    }
+
+    /// Removes at most one bucket that has stayed empty for the grace period. O(1).
+    private mutating func removeOneEmptyBucket(retired: inout Retired) {
+        guard emptyBucketsHead < emptyBuckets.count else { return }
+        let bucket = emptyBuckets[emptyBucketsHead]
+        if bucket.isEmpty {
+            guard let since = bucket.emptySince, operations &- since >= Self.emptyBucketGrace else { return }
+            buckets[bucket.typeID] = nil
+            let slot = Self.slot(of: bucket.typeID)
+            if recentBuckets[slot] === bucket { recentBuckets[slot] = nil }
+            retired.add(bucket)
+        }
+        bucket.emptySince = nil
+        emptyBucketsHead += 1
+        if emptyBucketsHead == emptyBuckets.count {
+            emptyBuckets.removeAll(keepingCapacity: true)
+            emptyBucketsHead = 0
+        } else if emptyBucketsHead >= 1024 && emptyBucketsHead * 2 >= emptyBuckets.count {
+            emptyBuckets.removeFirst(emptyBucketsHead)  // amortised O(1): at most once per `head` pops
+            emptyBucketsHead = 0
+        }
+    }
+
+    // MARK: Operations
+
+    /// Counts one bus operation: pays its share of background work (one empty bucket at most) and
+    /// picks the owned nodes its share of the sweep checks (after unlocking, by the caller).
+    @inline(__always)
+    mutating func tick(_ work: Work, sweep: inout SweepBatch, retired: inout Retired) {
+        operations &+= 1
+        if emptyBucketsHead < emptyBuckets.count { removeOneEmptyBucket(retired: &retired) }
+        guard ownedCount > 0 else { return }
+        sweepCredit += work.rawValue
+        while sweepCredit >= 8 && !sweep.isFull {
+            sweepCredit -= 8
+            guard let node = advanceSweepCursor() else { break }
+            sweep.add(node, skippedMainBound: &mainBoundSkipped)
+        }
+        if sweepCredit >= 8 { sweepCredit = 0 }  // a batch holds what one operation may check
+        if mainBoundSkipped >= ownedCount, mainSweepDue() { sweep.mainSweepDue = true }
+    }
+
+    /// The node at the sweep cursor, moving the cursor on.
+    private mutating func advanceSweepCursor() -> SubscriptionNode? {
+        guard let node = sweepCursor else { return nil }
+        sweepCursor = node.nextOwned
+        return node
+    }
+
+    /// Up to `limit` owned nodes from the sweep cursor on, for a purge pass.
+    mutating func takeForPurge(limit: Int, into nodes: inout ContiguousArray<SubscriptionNode>, onMain: Bool) {
+        for _ in 0..<Swift.min(limit, ownedCount) {
+            guard let node = advanceSweepCursor() else { return }
+            if node.ownerBelongsToMain && !onMain {
+                mainBoundSkipped += 1
+            } else {
+                nodes.append(node)
+            }
+        }
+    }
+
+    /// Whether the sweep skipped as many main-bound nodes as a full turn holds, so that a pass on
+    /// the main queue is due (and not already scheduled); resets the count if so.
+    mutating func mainSweepDue(force: Bool = false) -> Bool {
+        guard !mainSweepScheduled, mainBoundSkipped > 0, force || mainBoundSkipped >= ownedCount else { return false }
+        mainBoundSkipped = 0
+        mainSweepScheduled = true
+        return true
+    }
+
+    /// Registers a subscription under each of `keys` (none: the unkeyed list) and returns its
+    /// primary node, or `nil` if the event type's hooks refused it.
+    mutating func insert<E: Event>(
+        _ type: E.Type, keys: [String], body: Body<E>, owner: AnyObject?, isOwned: Bool,
+        bus: EventBus, container: any SubscriptionContainer, retired: inout Retired
+    ) -> Subscription<E>? {
+        let bucket = bucket(for: E.self, on: bus)
+        var keys = keys
+        if let hooks = bucket.hooks {
+            guard let admitted = hooks.admit(keys: keys, retired: &retired) else { return nil }
+            keys = admitted
+        }
+        let id = eventbus_next_subscription_id()
+        lastID = id
+        func node(key: String?) -> Subscription<E> {
+            Subscription(
+                id: id, key: key, body: body, owner: owner, isOwned: isOwned, bucket: bucket, container: container)
+        }
+        let primary = node(key: keys.first)
+        bucket.append(primary)
+        if keys.count > 1 {
+            primary.siblings = keys.dropFirst().map { key in
+                let sibling = node(key: key)
+                sibling.primary = primary
+                bucket.append(sibling)
+                return sibling
+            }
+        }
+        bucket.subscriptionCount += 1
+        subscriptionCount += 1
+        if isOwned { insertOwned(primary) }
+        if let hooks = bucket.hooks {
+            for key in keys { hooks.subscribed(key: key, retired: &retired) }
+        }
+        return primary
+    }
+
+    private mutating func insertOwned(_ node: SubscriptionNode) {
+        node.isInOwnedRing = true
+        ownedCount += 1
+        guard let cursor = sweepCursor else {
+            node.nextOwned = node
+            node.previousOwned = node
+            sweepCursor = node
+            return
+        }
+        // Just before the cursor: checked last in the current turn.
+        let last = cursor.previousOwned!
+        node.previousOwned = last
+        node.nextOwned = cursor
+        last.nextOwned = node
+        cursor.previousOwned = node
+    }
+
+    private mutating func removeOwned(_ node: SubscriptionNode) {
+        guard node.isInOwnedRing else { return }
+        node.isInOwnedRing = false
+        ownedCount -= 1
+        if ownedCount == 0 {
+            sweepCursor = nil
+        } else {
+            node.previousOwned!.nextOwned = node.nextOwned
+            node.nextOwned!.previousOwned = node.previousOwned
+            if sweepCursor === node { sweepCursor = node.nextOwned }
+        }
+        node.nextOwned = nil
+        node.previousOwned = nil
+    }
+
+    /// Unlinks an ended subscription (`primary` and its siblings). Does nothing if it is already
+    /// unlinked. O(keys). A node that a dispatch in progress will resume from stays in its list,
+    /// ended, until that dispatch moves on (`unpin`).
+    mutating func unlink(_ primary: SubscriptionNode, retired: inout Retired) {
+        guard primary.isLinked, !primary.unlinkWhenUnpinned else { return }
+        let bucket = primary.bucket
+        if let bag = primary.bag {
+            retired.tell(bag, forget: primary.id)
+            primary.bag = nil
+        }
+        removeOwned(primary)
+        unlinkNode(primary, from: bucket, retired: &retired)
+        for sibling in primary.siblings { unlinkNode(sibling, from: bucket, retired: &retired) }
+        bucket.subscriptionCount -= 1
+        subscriptionCount -= 1
+    }
+
+    private mutating func unlinkNode(_ node: SubscriptionNode, from bucket: Bucket, retired: inout Retired) {
+        guard node.isLinked else { return }
+        if node.pins > 0 {
+            node.unlinkWhenUnpinned = true
+            return
+        }
+        retired.add(node)  // the list's reference goes; the node must not be released here
+        if bucket.remove(node), let key = node.key { bucket.hooks?.keyEnded(key, retired: &retired) }
+        noteMaybeEmpty(bucket)
+    }
+
+    /// A dispatch will resume its walk at `node`: it stays linked until `unpin`.
+    func pin(_ node: SubscriptionNode) { node.pins += 1 }
+
+    /// A dispatch moved past `node`; if it ended meanwhile and nothing else pins it, unlink it now.
+    mutating func unpin(_ node: SubscriptionNode, in bucket: Bucket, retired: inout Retired) {
+        node.pins -= 1
+        guard node.pins == 0, node.unlinkWhenUnpinned else { return }
+        node.unlinkWhenUnpinned = false
+        unlinkNode(node, from: bucket, retired: &retired)
+    }
+
+    /// Ends every subscription and empties the index (the bus is being deallocated). O(N), with no
+    /// other thread able to reach the index any more.
+    mutating func removeAll(retired: inout Retired) {
+        for bucket in buckets.values {
+            for list in bucket.keyed.values { Self.drain(list, into: &retired) }
+            Self.drain(bucket.unkeyed, into: &retired)
+            bucket.keyed = [:]
+            bucket.unkeyed = SubscriberList()
+            retired.add(bucket)
+        }
+        buckets = [:]
+        sweepCursor = nil
+        ownedCount = 0
+        subscriptionCount = 0
+    }
+
+    /// Ends and unlinks every node of `list`, iteratively (releasing a long `next` chain at once
+    /// would recurse once per node).
+    private static func drain(_ list: SubscriberList, into retired: inout Retired) {
+        var cursor = list.head
+        while let node = cursor {
+            cursor = node.next
+            _ = node.end()
+            if let bag = node.bag { retired.tell(bag, forget: node.id) }
+            node.next = nil
+            node.previous = nil
+            node.isLinked = false
+            node.nextOwned = nil
+            node.previousOwned = nil
+            retired.add(node)
+        }
+    }
+}
+
+/// Makes the hooks of a hooked event type (an opened existential).
+private func makeHooks<H: HookedEvent>(_: H.Type, for bus: EventBus) -> any EventTypeHooks {
+    H.makeHooks(for: bus)
+}

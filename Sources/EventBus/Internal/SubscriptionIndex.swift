@@ -132,6 +132,9 @@ final class SubscriptionIndex: SubscriptionContainer {
         withIndex { index, _ in index.bucket(for: ObjectIdentifier(E.self))?.subscriptionCount ?? 0 }
     }
 
+    /// See `TypeIndex.dispatchesPerSweepTurn`.
+    var dispatchesPerSweepTurn: Int { withIndex { index, _ in index.dispatchesPerSweepTurn } }
+
     /// The number of event types with a bucket (tests of bucket removal).
     var bucketCount: Int { withIndex { index, _ in index.bucketCount } }
 

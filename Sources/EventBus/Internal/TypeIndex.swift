@@ -44,6 +44,11 @@ struct TypeIndex {
 
     init() {}
 
+    /// How many dispatches (the operation that pays least) make the sweep check every owned
+    /// subscription once: the bound on how long a dead owner's handler outlives it with no
+    /// dispatch of its own type (subscribes and disposes pay 8 and 4 times more).
+    var dispatchesPerSweepTurn: Int { ownedCount * 8 / Work.dispatch.rawValue }
+
     // MARK: Buckets
 
     /// The bucket of `typeID`, if any, through the cache.

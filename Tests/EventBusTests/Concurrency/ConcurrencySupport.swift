@@ -197,7 +197,7 @@ enum Conc {
     /// Consumes `stream` in a task until it finishes (or `limit` elements), returning what it got.
     /// The caller keeps no reference to the stream, so its lifetime is the task's.
     static func consume(
-        _ stream: AsyncStream<Tick>,
+        _ stream: EventStream<Tick>,
         limit: Int = .max,
         onEach: @escaping @Sendable (Tick) -> Void = { _ in }
     ) -> Task<[Tick], Never> {

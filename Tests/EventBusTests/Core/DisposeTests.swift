@@ -108,27 +108,33 @@ struct DisposeTests {
 
 @Suite("Bus teardown")
 struct BusTeardownTests {
-    @Test("A token kept after its bus is gone does not keep the rest of its list alive")
-    func heldTokenDoesNotKeepItsListAlive() {
+    @Test("A token kept after its bus is gone keeps nothing alive: the handlers are released with the bus")
+    func heldTokenKeepsNothingAlive() {
         var bus: EventBus? = EventBus()
-        let first = bus!.on(Ping.self).next { _ in }
-        weak var second: EventToken?
-        weak var third: EventToken?
-        do {
-            second = bus!.on(Ping.self).next { _ in }
-            third = bus!.on(Ping.self).next { _ in }
+        let released = Shared(0)
+        var tokens: [EventToken] = []
+        for _ in 0..<3 {
+            let capture = DeinitAction { released.increment() }
+            tokens.append(bus!.on(Ping.self).next { _ in withExtendedLifetime(capture) {} })
         }
         bus = nil
-        #expect(second == nil && third == nil)
-        #expect(first.isDisposed)
-        first.dispose()
+        #expect(released.value == 3)
+        #expect(tokens.allSatisfy { $0.isDisposed })
+        tokens.forEach { $0.dispose() }
     }
 
     @Test("Disposing a multi-key token ends every key, even with no bus to tell")
     func multiKeyDisposeEndsEveryKey() {
         let bus = EventBus()
         let token = bus.on(Chat.self).ofType("a").ofType("b").next { _ in }
+        let received = Shared(0)
+        let other = bus.on(Chat.self).ofType("c").ofType("d").next { _ in received.increment() }
         token.dispose()
-        #expect(token.siblings.allSatisfy { $0.isDisposed })
+        #expect(token.isDisposed)
+        #expect(bus.subscriptionCount == 1)
+        other.dispose()
+        bus.dispatch(Chat(room: "c", text: ""))
+        bus.dispatch(Chat(room: "d", text: ""))
+        #expect(received.value == 0 && bus.subscriptionCount == 0)
     }
 }

@@ -135,9 +135,8 @@ struct BadInputTests {
                     witness.dispatch(Note())
                 }
                 var maker = bus!.on(Note.self)
-                if index % 3 == 0 { maker = maker.atQueue(queue) }
                 if index % 3 == 1 { maker = maker.ofType("k") }
-                let token = maker.next { _ in withExtendedLifetime(capture) { calls.increment() } }
+                let token = maker.next(on: index % 3 == 0 ? queue : nil) { _ in withExtendedLifetime(capture) { calls.increment() } }
                 tokens.withLock { $0.append(token) }
             }
             let stop = Shared(false)

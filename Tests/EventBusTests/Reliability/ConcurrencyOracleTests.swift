@@ -67,9 +67,7 @@ struct ConcurrencyOracleTests {
         let longLived = (0..<Self.longLived).map { index in
             let receipts = Shared(Receipts())
             let queue = queued ? DispatchQueue(label: "oracle.long.\(index)") : nil
-            var maker = bus.on(OracleEvent.self)
-            if let queue { maker = maker.atQueue(queue) }
-            let token = maker.next { event in receipts.withLock { $0.seqs[event.thread].append(event.seq) } }
+            let token = bus.on(OracleEvent.self).next(on: queue) { event in receipts.withLock { $0.seqs[event.thread].append(event.seq) } }
             return (receipts, queue, token)
         }
         let startCount = bus.subscriptionCount
@@ -96,9 +94,8 @@ struct ConcurrencyOracleTests {
                     let receipts = Shared(Receipts())
                     var maker = bus.on(OracleEvent.self)
                     if keyed { maker = maker.ofType("even") }
-                    if let queue { maker = maker.atQueue(queue) }
                     let subscribeCalled = clock.tick()
-                    let token = maker.next { event in
+                    let token = maker.next(on: queue) { event in
                         receipts.withLock { receipts in
                             if receipts.disposeReturned { receipts.lateDeliveries += 1 }
                             receipts.seqs[event.thread].append(event.seq)

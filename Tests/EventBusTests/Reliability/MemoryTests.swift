@@ -67,7 +67,7 @@ struct MemoryTests {
         let growth = peak - baseline
         #expect(growth <= 4 << 20, "resident memory grew by \(growth) bytes")
         #expect(bus.subscriptionCount == 1)
-        #expect(bag.count < 2 * DisposeBag.minimumPruneThreshold)
+        #expect(bag.count <= 1)
         #expect(calls.value >= 7 * cycles / 4)  // 2 calls per cycle, 1 when the owner died first
         longLived.dispose()
         print("memory: \(cycles) cycles (+50,000 warm-up) in \(formatted(secondsSince(started))) s, \(calls.value) handler calls; "

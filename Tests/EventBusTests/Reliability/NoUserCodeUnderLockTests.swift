@@ -118,11 +118,12 @@ struct NoUserCodeUnderLockTests {
             do { let c = capture(); bus.on(Ping.self).ofType("quiet").freeWith(owner).next { _ in withExtendedLifetime(c) {} } }
             owner = nil
             var operations = 0
-            while outcomes.value.isEmpty, operations <= Index.minimumSweepInterval {
+            let turn = bus.index.dispatchesPerSweepTurn
+            while outcomes.value.isEmpty, operations <= turn {
                 bus.dispatch(Unrelated())
                 operations += 1
             }
-            #expect(operations <= Index.minimumSweepInterval, "the sweep did not release the closure within its bound")
+            #expect(operations <= turn, "the sweep did not release the closure within its bound")
         case .closureReleaseOnBusDeinit:
             // The dying bus cannot be called; the released closure's user code uses a second bus.
             let other = EventBus()

@@ -36,8 +36,35 @@ struct ReentrancyMatrixTests {
 
         init(_ mode: Mode) { self.mode = mode }
 
-        func on<E: Event>(_ type: E.Type) -> SubscriberMaker<E> {
-            mode == .queued ? bus.on(type).atQueue(queue) : bus.on(type)
+        func on<E: Event>(_ type: E.Type) -> ModeMaker<E> {
+            ModeMaker(maker: bus.on(type), queue: mode == .queued ? queue : nil)
+        }
+
+        /// A maker whose delivery (synchronous or queued) the harness's mode picks at run time.
+        struct ModeMaker<E: Event> {
+            var maker: SubscriberMaker<E, Never, EventDelivery.Synchronous>
+            let queue: DispatchQueue?
+
+            func ofType(_ key: String) -> ModeMaker<E> { ModeMaker(maker: maker.ofType(key), queue: queue) }
+
+            @discardableResult
+            func next(_ handler: @escaping @Sendable (E) -> Void) -> EventToken { maker.next(on: queue, handler) }
+
+            func freeWith<Owner: AnyObject & Sendable>(_ owner: Owner?) -> OwnedModeMaker<E, Owner> {
+                OwnedModeMaker(maker: maker.freeWith(owner), queue: queue)
+            }
+        }
+
+        /// ``ModeMaker`` bound to an owner.
+        struct OwnedModeMaker<E: Event, Owner: AnyObject & Sendable> {
+            let maker: SubscriberMaker<E, Owner, EventDelivery.Synchronous>
+            let queue: DispatchQueue?
+
+            @discardableResult
+            func next(_ handler: @escaping @Sendable (Owner, E) -> Void) -> EventToken {
+                if let queue { return maker.atQueue(queue).next(handler) }
+                return maker.next(handler)
+            }
         }
 
         func record(_ entry: String) { log.append(entry) }

@@ -43,7 +43,7 @@ struct StreamOracleTests {
         let finished = Shared(false)
 
         /// Starts the consuming task on `executor`; the task owns the stream.
-        func start(_ stream: AsyncStream<Flow>, on executor: QueueTaskExecutor) -> Task<Void, Never> {
+        func start(_ stream: EventStream<Flow>, on executor: QueueTaskExecutor) -> Task<Void, Never> {
             Task(executorPreference: executor) { [seqs, stopAfter, finished] in
                 for await event in stream {
                     if event.thread < 0 { break }
@@ -112,7 +112,7 @@ struct StreamOracleTests {
                     let ending: Ending = random.next(below: 2) == 0 ? .cancel : .breakAfterMustEnd
                     let consumer = Consumer()
                     let subscribeCalled = clock.tick()
-                    let stream: AsyncStream<Flow>
+                    let stream: EventStream<Flow>
                     switch (keyed, random.next(below: 2)) {
                     case (false, 0): stream = bus.events(of: Flow.self)
                     case (false, _): stream = bus.on(Flow.self).events()

@@ -111,3 +111,13 @@ final class WeakReference: @unchecked Sendable {
 
     init(_ object: AnyObject) { self.object = object }
 }
+
+extension SubscriberMaker where Delivery == EventDelivery.Synchronous {
+    /// `next` on this maker, or on `atQueue(queue)` when a queue is given: for tests that choose the
+    /// delivery at run time (the two makers have different types).
+    @discardableResult
+    func next(on queue: DispatchQueue?, _ handler: @escaping @Sendable (E) -> Void) -> EventToken {
+        if let queue { return atQueue(queue).next(handler) }
+        return next(handler)
+    }
+}

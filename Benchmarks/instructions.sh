@@ -15,7 +15,7 @@ cd "$(dirname "$0")"
 
 command -v valgrind >/dev/null || { echo "instructions.sh: valgrind is needed (apt-get install valgrind)" >&2; exit 1; }
 
-swift build -c release --product EventBusInstructions >/dev/null
+swift build -c release --product EventBusInstructions >/dev/null 2>&1 || swift build -c release --product EventBusInstructions
 binary=$(swift build -c release --show-bin-path)/EventBusInstructions
 # valgrind 3.19 cannot read the DWARF 5 Swift 6 writes; the symbol table is all it needs here.
 stripped=$(mktemp)

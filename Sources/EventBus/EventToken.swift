@@ -3,8 +3,8 @@
 /// Dropping a token does **not** end its subscription, as in QTEventBus: a subscription made with
 /// `subscribe(E.self).next { }` or `freeWith(owner)` lives as long as its owner, and one made with
 /// neither lives until ``dispose()``, a ``DisposeBag`` holding it is emptied or deallocated, or the
-/// bus is deallocated. The token itself holds the subscription weakly: keeping a token keeps
-/// nothing alive.
+/// bus is deallocated. The token names the subscription by id (and its bus weakly): keeping a
+/// token keeps nothing alive.
 ///
 /// ```swift
 /// let token = bus.on(ChatMessage.self).ofType("room-7").next { message in
@@ -36,11 +36,12 @@ public struct EventToken: Hashable, Sendable {
     /// Useful in logs. An inert token (see ``isDisposed``) has `id` 0.
     public let id: UInt64
 
-    private weak var subscription: SubscriptionNode?
+    /// Where the subscription is registered; `nil` for an inert token, or once the bus is gone.
+    private weak var container: (any SubscriptionContainer)?
 
-    init(_ subscription: SubscriptionNode) {
-        id = subscription.id
-        self.subscription = subscription
+    init(id: UInt64, container: any SubscriptionContainer) {
+        self.id = id
+        self.container = container
     }
 
     private init() {
@@ -55,10 +56,11 @@ public struct EventToken: Hashable, Sendable {
     /// (once the bus noticed), or the bus's deallocation.
     ///
     /// ```swift
+    /// let token = EventBus.shared.on(LoginEvent.self).next { _ in }
     /// token.dispose()
     /// assert(token.isDisposed)
     /// ```
-    public var isDisposed: Bool { !(subscription?.isLive ?? false) }
+    public var isDisposed: Bool { !(container?.isLive(id) ?? false) }
 
     /// Ends the subscription.
     ///
@@ -73,7 +75,7 @@ public struct EventToken: Hashable, Sendable {
     /// bus.dispatch(LoginEvent(userID: "42"))   // prints nothing
     /// ```
     public func dispose() {
-        subscription?.dispose()
+        container?.remove(id)
     }
 
     /// Adds the token to `bag`, which disposes it when the bag is emptied or deallocated.
@@ -88,11 +90,11 @@ public struct EventToken: Hashable, Sendable {
 
     /// Has the subscription's container tell `bag` when it ends (`DisposeBag.insert`).
     func attach(to bag: DisposeBag) {
-        guard let subscription, let container = subscription.container else {
+        guard let container else {
             bag.forget(id)
             return
         }
-        container.attach(subscription, to: bag)
+        container.attach(id, to: bag)
     }
 
     public static func == (lhs: EventToken, rhs: EventToken) -> Bool { lhs.id == rhs.id }

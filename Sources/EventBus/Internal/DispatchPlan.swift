@@ -2,16 +2,17 @@
 /// chunk at a time and delivered outside it.
 ///
 /// The route is the list of the event's key, then the unkeyed list. Each `fill` (under the lock)
-/// takes up to `chunkCapacity` live subscriptions, retained, into a buffer on the dispatching
-/// thread's stack; `run` delivers them with no lock held, then fills the next chunk. So a dispatch
-/// to N subscribers holds the lock ⌈N / chunkCapacity⌉ times, each for O(chunkCapacity), and a
-/// dispatch to at most `chunkCapacity` subscribers takes it once. Between chunks the node to resume
-/// from is pinned: it stays linked even if it ends meanwhile. Subscriptions made after the dispatch
-/// started (higher ids) are not delivered to.
-struct DispatchPlan<E: Event>: ~Copyable {
+/// takes up to `chunkCapacity` live subscriptions into a buffer on the dispatching thread's stack
+/// and pins them (a pinned node stays linked, so its list keeps it alive, even if it ends
+/// meanwhile); `run` delivers them with no lock held, then, under the lock again, unpins them and
+/// fills the next chunk. So a dispatch to N ≥ 1 subscribers takes the lock ⌈N / chunkCapacity⌉ + 1
+/// times, each for O(chunkCapacity), with no reference counting per subscriber. Subscriptions made
+/// after the dispatch started (higher ids) are not delivered to.
+struct DispatchPlan {
     static var chunkCapacity: Int { 32 }
 
-    private let chunk: UnsafeMutableBufferPointer<Subscription<E>>
+    /// The chunk's nodes, pinned (so alive: see above), hence unmanaged.
+    private let chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>
     private var count = 0
     private let key: String?
     private let includingUnkeyed: Bool
@@ -20,9 +21,9 @@ struct DispatchPlan<E: Event>: ~Copyable {
     /// 0: the list of `key`; 1: the unkeyed list; 2: done.
     private var stage = 0
     /// The next node to visit, pinned, when a chunk filled before the route ended.
-    private var cursor: SubscriptionNode?
+    private var cursor: Unmanaged<SubscriptionNode>?
 
-    init(key: String?, includingUnkeyed: Bool, chunk: UnsafeMutableBufferPointer<Subscription<E>>) {
+    init(key: String?, includingUnkeyed: Bool, chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>) {
         self.key = key
         self.includingUnkeyed = includingUnkeyed
         self.chunk = chunk
@@ -35,11 +36,15 @@ struct DispatchPlan<E: Event>: ~Copyable {
         fill(index: &index, retired: &retired)
     }
 
-    /// Under the lock: takes the next chunk of live subscriptions.
+    /// Under the lock: unpins the delivered chunk, then takes the next chunk of live subscriptions.
     private mutating func fill(index: inout TypeIndex, retired: inout Retired) {
         guard let bucket else { return }
-        var node: SubscriptionNode?
-        var resumed: SubscriptionNode?
+        for i in 0..<count { index.unpin(chunk[i], in: bucket, retired: &retired) }
+        count = 0
+        // The walk holds no references: under the lock, linked nodes are kept alive by their list
+        // (`Unmanaged`, so that reading a link costs no reference counting).
+        var node: Unmanaged<SubscriptionNode>?
+        var resumed: Unmanaged<SubscriptionNode>?
         if let cursor {
             node = cursor
             resumed = cursor
@@ -48,9 +53,14 @@ struct DispatchPlan<E: Event>: ~Copyable {
             node = head(of: bucket)
         }
         while stage < 2 {
-            guard let current = node, current.id <= maxID else {
+            guard let current = node else {
                 stage += 1
                 node = head(of: bucket)
+                continue
+            }
+            let (id, isLive, next) = current._withUnsafeGuaranteedRef { ($0.id, $0.isLive, $0.unmanagedNext) }
+            guard id <= maxID else {
+                node = nil
                 continue
             }
             if count == chunk.count {
@@ -58,12 +68,12 @@ struct DispatchPlan<E: Event>: ~Copyable {
                 cursor = current
                 break
             }
-            if current.isLive {
-                // A node in the bucket of `E` is a `Subscription<E>` (`TypeIndex.insert`).
-                (chunk.baseAddress! + count).initialize(to: unsafeDowncast(current, to: Subscription<E>.self))
+            if isLive {
+                index.pin(current)
+                chunk[count] = current
                 count += 1
             }
-            node = current.next
+            node = next
             if let pinned = resumed {
                 resumed = nil
                 index.unpin(pinned, in: bucket, retired: &retired)
@@ -72,42 +82,33 @@ struct DispatchPlan<E: Event>: ~Copyable {
     }
 
     /// The first node of the current stage's list, `nil` if that list is skipped or empty.
-    private func head(of bucket: Bucket) -> SubscriptionNode? {
-        switch stage {
-        case 0: key.flatMap { bucket.head(of: $0) }
-        case 1: includingUnkeyed ? bucket.head(of: nil) : nil
-        default: nil
-        }
+    private func head(of bucket: Bucket) -> Unmanaged<SubscriptionNode>? {
+        let head: SubscriptionNode? =
+            switch stage {
+            case 0: key.flatMap { bucket.head(of: $0) }
+            case 1: includingUnkeyed ? bucket.head(of: nil) : nil
+            default: nil
+            }
+        return head.map { Unmanaged.passUnretained($0) }
     }
 
-    /// Delivers `event` chunk by chunk (no lock held while handlers run), reclaiming the
-    /// subscriptions whose owner turned out to be gone.
-    mutating func run(_ event: E, in container: SubscriptionIndex) {
+    /// Delivers the event at `event` (of the walked type) chunk by chunk, no lock held while
+    /// handlers run, reclaiming the subscriptions whose owner turned out to be gone.
+    mutating func run(_ event: UnsafeRawPointer, in container: SubscriptionIndex) {
         while count > 0 {
             var dead: UInt64 = 0  // bit i: chunk[i]'s owner is gone
-            for i in 0..<count where chunk[i].deliver(event) == .ownerGone {
-                if chunk[i].endSubscription() { dead |= 1 << UInt64(i) }
+            for i in 0..<count where chunk[i]._withUnsafeGuaranteedRef({ $0.deliver(event) }) == .ownerGone {
+                dead |= 1 << UInt64(i)
             }
-            if dead != 0 { container.reclaim(DeadNodes(chunk: chunk, count: count, mask: dead)) }
-            chunk.baseAddress!.deinitialize(count: count)  // may release nodes: no lock held
-            count = 0
-            guard cursor != nil else { return }
+            if dead != 0 { reclaim(dead, in: container) }
+            // Unpins this chunk (a node that ended meanwhile is unlinked now) and takes the next.
             container.withIndex { index, retired in fill(index: &index, retired: &retired) }
         }
     }
 
-    deinit {
-        if count > 0 { chunk.baseAddress!.deinitialize(count: count) }
-    }
-}
-
-/// The nodes of a delivered chunk whose owner was found gone.
-private struct DeadNodes<E: Event>: Sequence {
-    let chunk: UnsafeMutableBufferPointer<Subscription<E>>
-    let count: Int
-    let mask: UInt64
-
-    func makeIterator() -> some IteratorProtocol<SubscriptionNode> {
-        (0..<count).lazy.filter { mask & (1 << UInt64($0)) != 0 }.map { chunk[$0] as SubscriptionNode }.makeIterator()
+    /// Has `container` reclaim the chunk's subscriptions whose bit is set in `mask` (owner gone).
+    private func reclaim(_ mask: UInt64, in container: SubscriptionIndex) {
+        let chunk = chunk
+        container.reclaim((0..<count).lazy.filter { mask & (1 << UInt64($0)) != 0 }.map { chunk[$0].takeUnretainedValue().id })
     }
 }

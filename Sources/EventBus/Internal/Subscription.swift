@@ -18,6 +18,11 @@ final class Subscription<E: Event>: SubscriptionNode, @unchecked Sendable {
             bucket: bucket, container: container)
     }
 
+    override func deliver(_ event: UnsafeRawPointer) -> Outcome {
+        // A dispatch of `E` reaches only the nodes in the bucket of `E` (`TypeIndex.insert`).
+        deliver(event.assumingMemoryBound(to: E.self).pointee)
+    }
+
     /// Delivers `event` as the body says: now, on its queue, or on the main actor.
     @inline(__always)
     func deliver(_ event: E) -> Outcome {
@@ -99,7 +104,7 @@ final class Subscription<E: Event>: SubscriptionNode, @unchecked Sendable {
 
     /// After an enqueued delivery ran: a dead owner found there has the subscription reclaimed.
     private func finishEnqueued(_ outcome: Outcome) {
-        guard outcome == .ownerGone, endSubscription() else { return }
-        container?.reclaim(CollectionOfOne(primaryNode))
+        guard outcome == .ownerGone else { return }
+        container?.reclaim(CollectionOfOne(id))
     }
 }

@@ -31,61 +31,71 @@ final class SubscriptionIndex: SubscriptionContainer {
         return node
     }
 
-    func remove(_ subscription: SubscriptionNode) {
+    func remove(_ id: UInt64) {
         var sweep = SweepBatch()
         withIndex { index, retired in
             index.tick(.dispose, sweep: &sweep, retired: &retired)
-            index.unlink(subscription, retired: &retired)
+            index.end(id, retired: &retired)
         }
         sweep.check(in: self)
     }
 
-    func reclaim(_ nodes: some Sequence<SubscriptionNode>) {
+    func reclaim(_ ids: some Sequence<UInt64>) {
         withIndex { index, retired in
-            for node in nodes { index.unlink(node.primaryNode, retired: &retired) }
+            for id in ids { index.end(id, retired: &retired) }
         }
     }
 
-    func attach(_ node: SubscriptionNode, to bag: DisposeBag) {
-        let ended = withIndex { _, _ in
-            let primary = node.primaryNode
-            guard primary.isLinked, !primary.unlinkWhenUnpinned else { return true }
-            primary.bag = bag
-            return false
-        }
-        if ended { bag.forget(node.id) }
+    func isLive(_ id: UInt64) -> Bool {
+        withIndex { index, _ in index.isLive(id) }
+    }
+
+    func attach(_ id: UInt64, to bag: DisposeBag) {
+        let attached = withIndex { index, _ in index.attach(id, to: bag) }
+        if !attached { bag.forget(id) }
     }
 
     /// Delivers `event` to the subscribers of `key` (and, if `includingUnkeyed`, to the unkeyed
     /// ones), unless `E` has hooks and `bypassingHooks` is `false`: then the hooks get it.
     @inline(__always)
     func dispatch<E: Event>(_ event: E, key: String?, on bus: EventBus, bypassingHooks: Bool = false, includingUnkeyed: Bool = true) {
-        withUnsafeTemporaryAllocation(of: Subscription<E>.self, capacity: DispatchPlan<E>.chunkCapacity) { chunk in
-            var plan = DispatchPlan<E>(key: key, includingUnkeyed: includingUnkeyed, chunk: chunk)
+        let typeID = ObjectIdentifier(E.self)
+        withUnsafeTemporaryAllocation(of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.chunkCapacity) { chunk in
+            var plan = DispatchPlan(key: key, includingUnkeyed: includingUnkeyed, chunk: chunk)
             var sweep = SweepBatch()
             let route: Route = withIndex { index, retired in
                 index.tick(.dispatch, sweep: &sweep, retired: &retired)
-                guard let bucket = index.bucket(for: ObjectIdentifier(E.self)) else { return .noBucket }
+                guard let bucket = index.bucket(for: typeID) else {
+                    return !bypassingHooks && index.isHooked(E.self) ? .unmadeHooks : .nothing
+                }
                 if let hooks = bucket.hooks, !bypassingHooks { return .hooks(hooks) }
                 plan.start(in: bucket, lastID: index.lastID, index: &index, retired: &retired)
                 return .plan
             }
             switch route {
             case .plan:
-                plan.run(event, in: self)
+                withUnsafePointer(to: event) { plan.run($0, in: self) }
             case .hooks(let hooks):
                 hooks.dispatch(event)
-            case .noBucket:
-                // A hooked type (the bridge's) still routes through its hooks with no subscriber.
-                if !bypassingHooks, E.self is any HookedEvent.Type { hooks(of: E.self, on: bus).dispatch(event) }
+            case .unmadeHooks:
+                // A hooked type (the bridge's) routes through its hooks even with no subscriber.
+                hooks(of: E.self, on: bus).dispatch(event)
+            case .nothing:
+                break
             }
             sweep.check(in: self)
         }
     }
 
     private enum Route {
-        case plan, noBucket
+        /// Deliver to the subscribers the plan holds.
+        case plan
+        /// No subscriber, no hooks.
+        case nothing
+        /// Hand the event to the type's hooks.
         case hooks(any EventTypeHooks)
+        /// The type has hooks, not made yet on this bus.
+        case unmadeHooks
     }
 
     /// The hooks of `E` on this bus, making its bucket if needed; `E` must be a ``HookedEvent``.
@@ -106,7 +116,7 @@ final class SubscriptionIndex: SubscriptionContainer {
             let batch = Swift.min(remaining, 256)
             remaining -= batch
             withIndex { index, _ in index.takeForPurge(limit: batch, into: &nodes, onMain: onMain) }
-            reclaim(nodes.filter(SweepBatch.ownerIsGone))
+            reclaim(nodes.lazy.filter(SweepBatch.ownerIsGone).map(\.id))
             nodes.removeAll(keepingCapacity: true)
         }
         if !onMain { scheduleMainSweep(force: true) }

@@ -4,11 +4,14 @@ internal import _EventBusShims
 /// liveness word, the owner, and the links of the lists it sits in.
 ///
 /// A subscription to several keys (`ofType` chained) is one node per key: the first is the
-/// *primary*, the others its *siblings*; they share the id, the body and the owner, and end together.
+/// *primary*, the others its *siblings*; they share the id, the body and the owner, and end together
+/// (the container finds the primary by id). Nothing but the container's lists, and dispatches in
+/// progress, holds a node strongly, and nothing holds it weakly (a side table would put every
+/// retain on the runtime's slow path): tokens name a subscription by id.
 /// ``Subscription`` adds the typed body.
 class SubscriptionNode: @unchecked Sendable {
     // @unchecked Sendable: `liveness` is only touched through the C atomics; the links, `pins`,
-    // `unlinkWhenUnpinned`, `primary` and `bag` only under the lock of the container the node is in;
+    // `unlinkWhenUnpinned`, `siblings` and `bag` only under the lock of the container the node is in;
     // everything else is immutable after init (`owner` and `container` are weak references written
     // once in init).
 
@@ -33,16 +36,18 @@ class SubscriptionNode: @unchecked Sendable {
     /// Where the node is registered; `nil` once that container is gone.
     weak var container: (any SubscriptionContainer)?
 
-    /// The other keys' nodes of the same subscription (empty for all but multi-key subscriptions).
+    /// The other keys' nodes of the same subscription (empty for all but multi-key subscriptions):
+    /// on the primary only, read and written under the container's lock.
     @exclusivity(unchecked) var siblings: [SubscriptionNode] = []
-    /// For a sibling, the primary node. Weak: a primary owns its siblings.
-    @exclusivity(unchecked) weak var primary: SubscriptionNode?
 
     // List links, under the container's lock (which also makes the runtime's dynamic exclusivity
     // checks redundant: they would cost more than the linking).
     @exclusivity(unchecked) var next: SubscriptionNode?
     @exclusivity(unchecked) unowned(unsafe) var previous: SubscriptionNode?  // unowned(unsafe): the list owns every node through `next`
     @exclusivity(unchecked) var isLinked = false
+    /// `next`, without the reference counting of a strong load (for walks under the lock).
+    @inline(__always)
+    final var unmanagedNext: Unmanaged<SubscriptionNode>? { next.map { Unmanaged.passUnretained($0) } }
     /// How many dispatches in progress resume their walk after this node. A pinned node that ends
     /// stays in its list (ended, so never delivered to) until the last of them moves on.
     @exclusivity(unchecked) var pins = 0
@@ -79,39 +84,30 @@ class SubscriptionNode: @unchecked Sendable {
     @inline(__always)
     final var isLive: Bool { eventbus_atomic_load(livenessWord) == 1 }
 
+    /// Delivers the event at `event`, which is of the node's event type (a dispatch reaches only
+    /// the nodes of its type). Overridden by ``Subscription``: a virtual call, so that the walk over
+    /// a chunk is not generic (unspecialized generic code pays runtime metadata look-ups).
+    func deliver(_ event: UnsafeRawPointer) -> Outcome {
+        preconditionFailure("EventBus: a subscription node without a body")
+    }
+
     /// Marks this node ended; `true` only for the one call that ended it.
     @inline(__always)
     final func end() -> Bool { eventbus_atomic_compare_exchange(livenessWord, 1, 0) }
-
-    /// Ends the whole subscription (this node's primary and its siblings); `true` only for the
-    /// call that ended it. Lock-free: safe while the container is being deallocated elsewhere.
-    final func endSubscription() -> Bool {
-        let primary = self.primaryNode
-        guard primary.end() else { return false }
-        for sibling in primary.siblings { _ = sibling.end() }
-        return true
-    }
-
-    /// The node that stands for the whole subscription. (A sibling whose primary is gone belongs
-    /// to a subscription that has already been unlinked; it stands for itself.)
-    final var primaryNode: SubscriptionNode { primary ?? self }
-
-    /// `dispose()`: ends the subscription and has its container forget it.
-    final func dispose() {
-        guard endSubscription() else { return }
-        container?.remove(primaryNode)
-    }
 }
 
 /// Where subscriptions are registered: the bus's type index (and, later, an event-chain node).
 ///
 /// A container takes its own lock, decides, and acts outside it; it never runs user code under it.
 protocol SubscriptionContainer: AnyObject, Sendable {
-    /// Forgets `subscription` (a primary node that was just ended) in O(1) per key, releasing what
-    /// it held after unlocking.
-    func remove(_ subscription: SubscriptionNode)
-    /// Forgets the subscriptions of `nodes` whose owner was found gone (they are already ended).
-    func reclaim(_ nodes: some Sequence<SubscriptionNode>)
-    /// Records that `node`'s token is held by `bag`; tells the bag at once if it has already ended.
-    func attach(_ node: SubscriptionNode, to bag: DisposeBag)
+    /// Ends subscription `id` and forgets it, in O(1) per key, releasing what it held after
+    /// unlocking. Does nothing if it has already ended.
+    func remove(_ id: UInt64)
+    /// Ends and forgets the subscriptions of `ids`, whose owner was found gone.
+    func reclaim(_ ids: some Sequence<UInt64>)
+    /// Whether subscription `id` is live.
+    func isLive(_ id: UInt64) -> Bool
+    /// Records that subscription `id`'s token is held by `bag`; tells the bag at once if the
+    /// subscription has already ended.
+    func attach(_ id: UInt64, to bag: DisposeBag)
 }

@@ -30,12 +30,12 @@ struct SweepBatch: ~Copyable {
         let firstDead = first.map(Self.ownerIsGone) ?? false
         let secondDead = second.map(Self.ownerIsGone) ?? false
         guard firstDead || secondDead else { return }
-        container.reclaim([firstDead ? first : nil, secondDead ? second : nil].compactMap { $0 })
+        container.reclaim([firstDead ? first : nil, secondDead ? second : nil].compactMap { $0?.id })
     }
 
-    /// Whether `node` is live and its owner gone; if so, ends its subscription.
+    /// Whether `node` is live and its owner gone. (Loading the owner retains it: call it with no
+    /// lock held, and for a main-bound owner only on the main queue.)
     static func ownerIsGone(_ node: SubscriptionNode) -> Bool {
-        guard node.isLive, node.owner == nil else { return false }
-        return node.endSubscription()
+        node.isLive && node.owner == nil
     }
 }

@@ -11,9 +11,14 @@ struct TypeIndex {
     /// the rest of a dispatch to one subscriber. A removed bucket leaves its slot.
     private var recentBuckets = ContiguousArray<Bucket?>(repeating: nil, count: TypeIndex.recentBucketsCount)
     private static let recentBucketsCount = 32  // a power of two
+    /// Types recently dispatched with no bucket that have no hooks, by the same slots: so that a
+    /// dispatch nobody listens to checks the type's conformance to `HookedEvent` only once.
+    private var recentUnhooked = ContiguousArray<ObjectIdentifier?>(repeating: nil, count: TypeIndex.recentBucketsCount)
 
+    /// Live subscriptions by id (their primary node): how tokens reach them.
+    private var subscriptions: [UInt64: SubscriptionNode] = [:]
     /// Live subscriptions on the bus.
-    private(set) var subscriptionCount = 0
+    var subscriptionCount: Int { subscriptions.count }
     /// The highest subscription id registered on this bus: a dispatch delivers to ids up to the
     /// value it saw when it started.
     private(set) var lastID: UInt64 = 0
@@ -77,6 +82,18 @@ struct TypeIndex {
         buckets[typeID] = bucket
         recentBuckets[Self.slot(of: typeID)] = bucket
         return bucket
+    }
+
+    /// Whether `E`, which has no bucket, has hooks (a conformance check, cached per slot).
+    mutating func isHooked<E: Event>(_: E.Type) -> Bool {
+        let typeID = ObjectIdentifier(E.self)
+        let slot = Self.slot(of: typeID)
+        if recentUnhooked[slot] == typeID { return false }
+        guard E.self is any HookedEvent.Type else {
+            recentUnhooked[slot] = typeID
+            return false
+        }
+        return true
     }
 
     /// The number of buckets (for tests of bucket removal).
@@ -181,13 +198,12 @@ struct TypeIndex {
         if keys.count > 1 {
             primary.siblings = keys.dropFirst().map { key in
                 let sibling = node(key: key)
-                sibling.primary = primary
                 bucket.append(sibling)
                 return sibling
             }
         }
         bucket.subscriptionCount += 1
-        subscriptionCount += 1
+        subscriptions[id] = primary
         if isOwned { insertOwned(primary) }
         if let hooks = bucket.hooks {
             for key in keys { hooks.subscribed(key: key, retired: &retired) }
@@ -227,11 +243,23 @@ struct TypeIndex {
         node.previousOwned = nil
     }
 
-    /// Unlinks an ended subscription (`primary` and its siblings). Does nothing if it is already
-    /// unlinked. O(keys). A node that a dispatch in progress will resume from stays in its list,
-    /// ended, until that dispatch moves on (`unpin`).
-    mutating func unlink(_ primary: SubscriptionNode, retired: inout Retired) {
-        guard primary.isLinked, !primary.unlinkWhenUnpinned else { return }
+    /// Whether subscription `id` is live.
+    func isLive(_ id: UInt64) -> Bool { subscriptions[id] != nil }
+
+    /// Records `bag` as the bag of subscription `id`; `false` if it has ended.
+    mutating func attach(_ id: UInt64, to bag: DisposeBag) -> Bool {
+        guard let primary = subscriptions[id] else { return false }
+        primary.bag = bag
+        return true
+    }
+
+    /// Ends subscription `id` (its primary node and siblings) and unlinks it. Does nothing if it
+    /// has already ended. O(keys). A node that a dispatch in progress will resume from stays in its
+    /// list, ended, until that dispatch moves on (`unpin`).
+    mutating func end(_ id: UInt64, retired: inout Retired) {
+        guard let primary = subscriptions.removeValue(forKey: id) else { return }
+        _ = primary.end()
+        for sibling in primary.siblings { _ = sibling.end() }
         let bucket = primary.bucket
         if let bag = primary.bag {
             retired.tell(bag, forget: primary.id)
@@ -241,7 +269,6 @@ struct TypeIndex {
         unlinkNode(primary, from: bucket, retired: &retired)
         for sibling in primary.siblings { unlinkNode(sibling, from: bucket, retired: &retired) }
         bucket.subscriptionCount -= 1
-        subscriptionCount -= 1
     }
 
     private mutating func unlinkNode(_ node: SubscriptionNode, from bucket: Bucket, retired: inout Retired) {
@@ -255,15 +282,23 @@ struct TypeIndex {
         noteMaybeEmpty(bucket)
     }
 
-    /// A dispatch will resume its walk at `node`: it stays linked until `unpin`.
-    func pin(_ node: SubscriptionNode) { node.pins += 1 }
+    /// A dispatch holds `node` (to deliver to it, or to resume its walk there): it stays linked,
+    /// and so alive, until `unpin`.
+    @inline(__always)
+    func pin(_ node: Unmanaged<SubscriptionNode>) {
+        node._withUnsafeGuaranteedRef { $0.pins += 1 }
+    }
 
-    /// A dispatch moved past `node`; if it ended meanwhile and nothing else pins it, unlink it now.
-    mutating func unpin(_ node: SubscriptionNode, in bucket: Bucket, retired: inout Retired) {
-        node.pins -= 1
-        guard node.pins == 0, node.unlinkWhenUnpinned else { return }
-        node.unlinkWhenUnpinned = false
-        unlinkNode(node, from: bucket, retired: &retired)
+    /// A dispatch let go of `node`; if it ended meanwhile and nothing else pins it, unlink it now.
+    @inline(__always)
+    mutating func unpin(_ node: Unmanaged<SubscriptionNode>, in bucket: Bucket, retired: inout Retired) {
+        let unlinkNow = node._withUnsafeGuaranteedRef { node in
+            node.pins -= 1
+            guard node.pins == 0, node.unlinkWhenUnpinned else { return false }
+            node.unlinkWhenUnpinned = false
+            return true
+        }
+        if unlinkNow { unlinkNode(node.takeUnretainedValue(), from: bucket, retired: &retired) }
     }
 
     /// Ends every subscription and empties the index (the bus is being deallocated). O(N), with no
@@ -277,9 +312,9 @@ struct TypeIndex {
             retired.add(bucket)
         }
         buckets = [:]
+        subscriptions = [:]
         sweepCursor = nil
         ownedCount = 0
-        subscriptionCount = 0
     }
 
     /// Ends and unlinks every node of `list`, iteratively (releasing a long `next` chain at once

@@ -9,7 +9,7 @@ if [ "$#" -gt 0 ]; then
   dirs=("$@")
 else
   dirs=()
-  for dir in Sources Tests Snippets CompileChecks Benchmarks/Benchmarks Fuzz; do
+  for dir in Sources Tests Snippets CompileChecks Benchmarks/Benchmarks Fuzz scripts; do
     [ -d "$dir" ] && dirs+=("$dir")
   done
 fi

@@ -32,8 +32,8 @@ let token = bus.on(ChatMessage.self)
     .next { message in print("room-7:", message.text) }
 
 // 3. Publish, from anywhere. Synchronous subscribers have run when dispatch returns.
-bus.dispatch(LoginEvent(userID: "42"))           // Welcome, 42
+bus.dispatch(LoginEvent(userID: "42"))  // Welcome, 42
 bus.dispatch(ChatMessage(room: "room-7", text: "hi"))  // room-7: hi
-bus.dispatch(ChatMessage(room: "room-9", text: "…"))   // (not delivered)
+bus.dispatch(ChatMessage(room: "room-9", text: "…"))  // (not delivered)
 
 token.dispose()

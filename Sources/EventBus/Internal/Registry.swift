@@ -201,6 +201,12 @@ final class Registry: Sendable {
         }
     }
 
+    /// The number of event types with an entry (a bucket) in the index; for tests (see
+    /// `EventBus._bucketCountForTesting`).
+    func bucketCount() -> Int {
+        index.withLock { $0.buckets.count }
+    }
+
     /// The number of registered subscriptions, or of those to `typeID` only.
     func count(of typeID: ObjectIdentifier? = nil) -> Int {
         index.withLock { index in

@@ -15,7 +15,7 @@ enum Body<E: Event>: Sendable {
     var runsOnMain: Bool {
         switch self {
         case .immediate: false
-        case .queue(let queue, _): queue === DispatchQueue.main
+        case .queue(let queue, _): isMainQueue(queue)
         case .mainActor: true
         }
     }

@@ -13,6 +13,13 @@ var isOnMainQueue: Bool {
     return DispatchQueue.getSpecific(key: MainQueueMarker.key) != nil
 }
 
+/// Whether `queue` is the main queue. (Not `queue === .main`: on Linux every `DispatchQueue.main`
+/// is a new wrapper of the same queue.)
+func isMainQueue(_ queue: DispatchQueue) -> Bool {
+    MainQueueMarker.install
+    return queue.getSpecific(key: MainQueueMarker.key) != nil
+}
+
 private enum MainQueueMarker {
     static let key = DispatchSpecificKey<UInt8>()
     /// Marks the main queue once, the first time anyone asks.

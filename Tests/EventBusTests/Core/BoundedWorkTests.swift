@@ -1,7 +1,7 @@
 import Dispatch
 import Testing
 
-@testable import EventBus  // test helpers (Shared, AsyncWait), and `_bucketCountForTesting` below
+@testable import EventBus  // test helpers (Shared, AsyncWait), and `bus.index.bucketCount` below
 
 /// Issue 9, defects 2 and 5: the bus reclaims what is dead through a bounded amount of other work,
 /// whatever the mix of operations (DESIGN §3 and §5: "Reclaiming dead owners is incremental … and
@@ -123,17 +123,18 @@ struct BoundedWorkTests {
     @Test("subscribing to 4,096 distinct event types and disposing leaves no per-type state behind")
     func emptyBucketsGoAway() {
         let bus = EventBus()
-        // LEAD: `_bucketCountForTesting` is a test hook (internal, on EventBus): the number of
-        // per-event-type entries in the bus's index. Rename it freely when the new core provides it.
-        let baseline = bus._bucketCountForTesting
+        // `bucketCount`: the number of per-event-type entries in the bus's index. A bucket that
+        // became empty is removed once it has stayed empty for `TypeIndex.emptyBucketGrace` bus
+        // operations (so that one type's subscribe/dispose churn does not remake it every time).
+        let baseline = bus.index.bucketCount
         let delivered = Shared(0)
         let depth = 12
         let types = 1 << depth
         Self.forEachType(Never.self, depth: depth, SubscribeDispatchDispose(bus: bus, delivered: delivered))
         #expect(delivered.value == types, "every type was subscribed to and dispatched once")
         #expect(bus.subscriptionCount == 0)
-        let buckets = bus._bucketCountForTesting
-        #expect(buckets <= baseline + 16, "\(buckets - baseline) per-type entries left after \(types) types were subscribed to and disposed")
+        let buckets = bus.index.bucketCount
+        #expect(buckets <= baseline + Int(TypeIndex.emptyBucketGrace), "\(buckets - baseline) per-type entries left after \(types) types were subscribed to and disposed")
         print("Bounded work: \(types) distinct event types subscribed, dispatched and disposed: "
             + "\(buckets - baseline) per-type entries left (baseline \(baseline))")
     }

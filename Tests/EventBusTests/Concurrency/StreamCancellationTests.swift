@@ -44,7 +44,7 @@ struct StreamCancellationTests {
     /// not in the stream's `next()`) until released; the test cancels its task, dispatches events 1
     /// and 2 once `cancel()` has returned, then releases it. Returns what the consumer received, or
     /// `nil` if a wait timed out.
-    static func round(_ makeStream: (EventBus) -> AsyncStream<Tick>, key: String?) async -> [Int]? {
+    static func round(_ makeStream: (EventBus) -> EventStream<Tick>, key: String?) async -> [Int]? {
         let bus = EventBus()
         let busy = Shared(false)
         let release = Gate()
@@ -81,7 +81,7 @@ struct StreamCancellationTests {
     )
     func cancelledWhileBusy(form: String) async {
         let owner = Sentinel()
-        let makeStream: (EventBus) -> AsyncStream<Tick>
+        let makeStream: (EventBus) -> EventStream<Tick>
         let key: String?
         switch form {
         case "bus.events(of:)":

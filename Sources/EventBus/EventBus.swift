@@ -34,7 +34,9 @@ public final class EventBus: Sendable {
     /// ```
     public static let shared = EventBus()
 
-    let index = SubscriptionIndex()
+    let index: SubscriptionIndex
+    /// What tokens refer to weakly; see ``ContainerAnchor``.
+    let anchor: ContainerAnchor
 
     /// Opaque per-bus settings for the modules that plug into the core (the NotificationCenter
     /// bridge keeps the bus's center here). Immutable.
@@ -52,11 +54,15 @@ public final class EventBus: Sendable {
     /// let bus = EventBus()   // e.g. one per test, or one per module
     /// ```
     public init() {
+        index = SubscriptionIndex()
+        anchor = ContainerAnchor(index)
         extensionConfiguration = nil
     }
 
     /// Creates a bus whose plugged-in modules read `extensionConfiguration`.
     package init(extensionConfiguration: any Sendable) {
+        index = SubscriptionIndex()
+        anchor = ContainerAnchor(index)
         self.extensionConfiguration = extensionConfiguration
     }
 

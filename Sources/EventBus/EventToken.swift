@@ -36,17 +36,23 @@ public struct EventToken: Hashable, Sendable {
     /// Useful in logs. An inert token (see ``isDisposed``) has `id` 0.
     public let id: UInt64
 
+    /// The subscription's place in its container.
+    private let slot: UInt32
     /// Where the subscription is registered; `nil` for an inert token, or once the bus is gone.
-    private weak var container: (any SubscriptionContainer)?
+    private weak var anchor: ContainerAnchor?
 
-    init(id: UInt64, container: any SubscriptionContainer) {
-        self.id = id
-        self.container = container
+    init(_ subscription: SubscriptionNode) {
+        id = subscription.id
+        slot = subscription.slot
+        anchor = subscription.anchor
     }
 
     private init() {
         id = 0
+        slot = 0
     }
+
+    private var handle: SubscriptionHandle { SubscriptionHandle(id: id, slot: slot) }
 
     /// A token for a subscription that never started (for example `freeWith` an owner that is
     /// already gone). It is already disposed.
@@ -60,7 +66,7 @@ public struct EventToken: Hashable, Sendable {
     /// token.dispose()
     /// assert(token.isDisposed)
     /// ```
-    public var isDisposed: Bool { !(container?.isLive(id) ?? false) }
+    public var isDisposed: Bool { !(anchor?.container.isLive(handle) ?? false) }
 
     /// Ends the subscription.
     ///
@@ -75,7 +81,7 @@ public struct EventToken: Hashable, Sendable {
     /// bus.dispatch(LoginEvent(userID: "42"))   // prints nothing
     /// ```
     public func dispose() {
-        container?.remove(id)
+        anchor?.container.remove(handle)
     }
 
     /// Adds the token to `bag`, which disposes it when the bag is emptied or deallocated.
@@ -90,11 +96,11 @@ public struct EventToken: Hashable, Sendable {
 
     /// Has the subscription's container tell `bag` when it ends (`DisposeBag.insert`).
     func attach(to bag: DisposeBag) {
-        guard let container else {
+        guard let anchor else {
             bag.forget(id)
             return
         }
-        container.attach(id, to: bag)
+        anchor.container.attach(handle, to: bag)
     }
 
     public static func == (lhs: EventToken, rhs: EventToken) -> Bool { lhs.id == rhs.id }

@@ -151,7 +151,7 @@ public struct SubscriberMaker<E: Event, Owner, Delivery: EventDeliveryStyle> {
         }
         guard let node = bus.index.subscribe(E.self, keys: unique, body: body, owner: owner, isOwned: isOwned, bus: bus)
         else { return .inert }
-        return EventToken(id: node.id, container: bus.index)
+        return EventToken(node)
     }
 
     /// The nonisolated body for `callback`: on the dispatching thread, or on the queue.

@@ -27,6 +27,12 @@ final class Bucket {
         return keyed[key]?.head
     }
 
+    /// ``head(of:)``, without the reference counting of a strong load (for walks under the lock).
+    @inline(__always)
+    func unmanagedHead(of key: String?) -> Unmanaged<SubscriptionNode>? {
+        head(of: key).map { Unmanaged.passUnretained($0) }
+    }
+
     func append(_ node: SubscriptionNode) {
         if let key = node.key {
             keyed[key, default: SubscriberList()].append(node)

@@ -2,22 +2,27 @@
 /// chunk at a time and delivered outside it.
 ///
 /// The route is the list of the event's key, then the unkeyed list. Each `fill` (under the lock)
-/// takes up to `chunkCapacity` live subscriptions into a buffer on the dispatching thread's stack
-/// and pins them (a pinned node stays linked, so its list keeps it alive, even if it ends
-/// meanwhile); `run` delivers them with no lock held, then, under the lock again, unpins them and
-/// fills the next chunk. So a dispatch to N ≥ 1 subscribers takes the lock ⌈N / chunkCapacity⌉ + 1
-/// times, each for O(chunkCapacity), with no reference counting per subscriber. Subscriptions made
-/// after the dispatch started (higher ids) are not delivered to.
+/// takes up to `chunkCapacity` live subscriptions into a buffer on the dispatching thread's stack.
+/// If the route ends within the chunk (any dispatch to at most `chunkCapacity` subscribers), the
+/// chunk's nodes are retained and released after delivery: the lock is taken once. Otherwise they
+/// are pinned (a pinned node stays linked, so its list keeps it alive, even if it ends meanwhile)
+/// and unpinned under the lock when the next chunk is filled: no reference counting per
+/// subscriber, and the lock is held O(chunkCapacity) at a time however many subscribers there are.
+/// Subscriptions made after the dispatch started (higher ids) are not delivered to.
 struct DispatchPlan {
     static var chunkCapacity: Int { 32 }
 
-    /// The chunk's nodes, pinned (so alive: see above), hence unmanaged.
+    /// The chunk's nodes, pinned or retained (see above), hence unmanaged.
     private let chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>
     private var count = 0
+    /// Whether the chunk's nodes are retained (the route ended in it) rather than pinned.
+    private var isRetained = false
     private let key: String?
     private let includingUnkeyed: Bool
     private var maxID: UInt64 = 0
-    private var bucket: Bucket?
+    /// The walked bucket. Alive while the plan runs: a bucket with a pinned node is not removed,
+    /// and the plan keeps a node pinned until its last fill.
+    private var bucket: Unmanaged<Bucket>?
     /// 0: the list of `key`; 1: the unkeyed list; 2: done.
     private var stage = 0
     /// The next node to visit, pinned, when a chunk filled before the route ended.
@@ -31,15 +36,17 @@ struct DispatchPlan {
 
     /// Under the lock: starts the walk over `bucket`.
     mutating func start(in bucket: Bucket, lastID: UInt64, index: inout TypeIndex, retired: inout Retired) {
-        self.bucket = bucket
+        self.bucket = Unmanaged.passUnretained(bucket)
         maxID = lastID
         fill(index: &index, retired: &retired)
     }
 
     /// Under the lock: unpins the delivered chunk, then takes the next chunk of live subscriptions.
     private mutating func fill(index: inout TypeIndex, retired: inout Retired) {
-        guard let bucket else { return }
-        for i in 0..<count { index.unpin(chunk[i], in: bucket, retired: &retired) }
+        guard let bucket = bucket?.takeUnretainedValue() else { return }
+        if !isRetained {
+            for i in 0..<count { index.unpin(chunk[i], in: bucket, retired: &retired) }
+        }
         count = 0
         // The walk holds no references: under the lock, linked nodes are kept alive by their list
         // (`Unmanaged`, so that reading a link costs no reference counting).
@@ -69,7 +76,6 @@ struct DispatchPlan {
                 break
             }
             if isLive {
-                index.pin(current)
                 chunk[count] = current
                 count += 1
             }
@@ -79,17 +85,20 @@ struct DispatchPlan {
                 index.unpin(pinned, in: bucket, retired: &retired)
             }
         }
+        // The last chunk is retained, so that no lock is needed after it; the others are pinned.
+        isRetained = cursor == nil
+        for i in 0..<count {
+            if isRetained { _ = chunk[i].retain() } else { index.pin(chunk[i]) }
+        }
     }
 
     /// The first node of the current stage's list, `nil` if that list is skipped or empty.
     private func head(of bucket: Bucket) -> Unmanaged<SubscriptionNode>? {
-        let head: SubscriptionNode? =
-            switch stage {
-            case 0: key.flatMap { bucket.head(of: $0) }
-            case 1: includingUnkeyed ? bucket.head(of: nil) : nil
-            default: nil
-            }
-        return head.map { Unmanaged.passUnretained($0) }
+        switch stage {
+        case 0: key.flatMap { bucket.unmanagedHead(of: $0) }
+        case 1: includingUnkeyed ? bucket.unmanagedHead(of: nil) : nil
+        default: nil
+        }
     }
 
     /// Delivers the event at `event` (of the walked type) chunk by chunk, no lock held while
@@ -101,6 +110,12 @@ struct DispatchPlan {
                 dead |= 1 << UInt64(i)
             }
             if dead != 0 { reclaim(dead, in: container) }
+            if isRetained {
+                // The last chunk: release it (a node may be deallocated here, with no lock held).
+                for i in 0..<count { chunk[i].release() }
+                count = 0
+                return
+            }
             // Unpins this chunk (a node that ended meanwhile is unlinked now) and takes the next.
             container.withIndex { index, retired in fill(index: &index, retired: &retired) }
         }
@@ -109,6 +124,6 @@ struct DispatchPlan {
     /// Has `container` reclaim the chunk's subscriptions whose bit is set in `mask` (owner gone).
     private func reclaim(_ mask: UInt64, in container: SubscriptionIndex) {
         let chunk = chunk
-        container.reclaim((0..<count).lazy.filter { mask & (1 << UInt64($0)) != 0 }.map { chunk[$0].takeUnretainedValue().id })
+        container.reclaim((0..<count).lazy.filter { mask & (1 << UInt64($0)) != 0 }.map { chunk[$0].takeUnretainedValue().handle })
     }
 }

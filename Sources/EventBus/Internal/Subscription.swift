@@ -12,14 +12,14 @@ final class Subscription<E: Event>: SubscriptionNode, @unchecked Sendable {
     private let plainHandler: (@Sendable (E) -> Void)?
 
     init(
-        id: UInt64, key: String?, body: Body<E>, owner: AnyObject?, isOwned: Bool, bucket: Bucket,
-        container: any SubscriptionContainer
+        id: UInt64, slot: UInt32, key: String?, body: Body<E>, owner: AnyObject?, isOwned: Bool, bucket: Bucket,
+        anchor: ContainerAnchor
     ) {
         self.body = body
         if !isOwned, case .immediate(.event(let handler)) = body { plainHandler = handler } else { plainHandler = nil }
         super.init(
-            id: id, key: key, owner: owner, isOwned: isOwned, ownerBelongsToMain: body.runsOnMain,
-            bucket: bucket, container: container)
+            id: id, slot: slot, key: key, owner: owner, isOwned: isOwned, ownerBelongsToMain: body.runsOnMain,
+            bucket: bucket, anchor: anchor)
     }
 
     override func deliver(_ event: UnsafeRawPointer) -> Outcome {
@@ -115,6 +115,6 @@ final class Subscription<E: Event>: SubscriptionNode, @unchecked Sendable {
     /// After an enqueued delivery ran: a dead owner found there has the subscription reclaimed.
     private func finishEnqueued(_ outcome: Outcome) {
         guard outcome == .ownerGone else { return }
-        container?.reclaim(CollectionOfOne(id))
+        anchor?.container.reclaim(CollectionOfOne(handle))
     }
 }

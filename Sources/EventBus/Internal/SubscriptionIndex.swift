@@ -24,35 +24,35 @@ final class SubscriptionIndex: SubscriptionContainer {
         let node = withIndex { index, retired in
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
             return index.insert(
-                E.self, keys: keys, body: body, owner: owner, isOwned: isOwned, bus: bus, container: self,
+                E.self, keys: keys, body: body, owner: owner, isOwned: isOwned, bus: bus, anchor: bus.anchor,
                 retired: &retired)
         }
         sweep.check(in: self)
         return node
     }
 
-    func remove(_ id: UInt64) {
+    func remove(_ subscription: SubscriptionHandle) {
         var sweep = SweepBatch()
         withIndex { index, retired in
             index.tick(.dispose, sweep: &sweep, retired: &retired)
-            index.end(id, retired: &retired)
+            index.end(subscription, retired: &retired)
         }
         sweep.check(in: self)
     }
 
-    func reclaim(_ ids: some Sequence<UInt64>) {
+    func reclaim(_ subscriptions: some Sequence<SubscriptionHandle>) {
         withIndex { index, retired in
-            for id in ids { index.end(id, retired: &retired) }
+            for subscription in subscriptions { index.end(subscription, retired: &retired) }
         }
     }
 
-    func isLive(_ id: UInt64) -> Bool {
-        withIndex { index, _ in index.isLive(id) }
+    func isLive(_ subscription: SubscriptionHandle) -> Bool {
+        withIndex { index, _ in index.isLive(subscription) }
     }
 
-    func attach(_ id: UInt64, to bag: DisposeBag) {
-        let attached = withIndex { index, _ in index.attach(id, to: bag) }
-        if !attached { bag.forget(id) }
+    func attach(_ subscription: SubscriptionHandle, to bag: DisposeBag) {
+        let attached = withIndex { index, _ in index.attach(subscription, to: bag) }
+        if !attached { bag.forget(subscription.id) }
     }
 
     /// Delivers `event` to the subscribers of `key` (and, if `includingUnkeyed`, to the unkeyed
@@ -116,7 +116,9 @@ final class SubscriptionIndex: SubscriptionContainer {
             let batch = Swift.min(remaining, 256)
             remaining -= batch
             withIndex { index, _ in index.takeForPurge(limit: batch, into: &nodes, onMain: onMain) }
-            reclaim(nodes.lazy.filter(SweepBatch.ownerIsGone).map(\.id))
+            // Eagerly, with no lock held: loading an owner may release its last reference.
+            let dead = nodes.filter(SweepBatch.ownerIsGone).map(\.handle)
+            if !dead.isEmpty { reclaim(dead) }
             nodes.removeAll(keepingCapacity: true)
         }
         if !onMain { scheduleMainSweep(force: true) }

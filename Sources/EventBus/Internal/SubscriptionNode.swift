@@ -21,6 +21,8 @@ class SubscriptionNode: @unchecked Sendable {
 
     /// Unique in the process (`EventToken` equality), from a counter; also orders a list.
     let id: UInt64
+    /// The primary's place in its container's slot table (siblings share it).
+    let slot: UInt32
     /// The key of the list this node sits in, `nil` for the unkeyed list.
     let key: String?
     /// Whether the subscription was bound to an owner with `freeWith`.
@@ -34,7 +36,7 @@ class SubscriptionNode: @unchecked Sendable {
     /// linked node is never removed).
     unowned(unsafe) let bucket: Bucket  // unowned(unsafe): valid while linked, see above
     /// Where the node is registered; `nil` once that container is gone.
-    weak var container: (any SubscriptionContainer)?
+    weak var anchor: ContainerAnchor?
 
     /// The other keys' nodes of the same subscription (empty for all but multi-key subscriptions):
     /// on the primary only, read and written under the container's lock.
@@ -63,17 +65,21 @@ class SubscriptionNode: @unchecked Sendable {
     @exclusivity(unchecked) weak var bag: DisposeBag?
 
     init(
-        id: UInt64, key: String?, owner: AnyObject?, isOwned: Bool, ownerBelongsToMain: Bool, bucket: Bucket,
-        container: any SubscriptionContainer
+        id: UInt64, slot: UInt32, key: String?, owner: AnyObject?, isOwned: Bool, ownerBelongsToMain: Bool,
+        bucket: Bucket, anchor: ContainerAnchor
     ) {
         self.id = id
+        self.slot = slot
         self.bucket = bucket
         self.key = key
         self.owner = owner
         self.isOwned = isOwned
         self.ownerBelongsToMain = ownerBelongsToMain
-        self.container = container
+        self.anchor = anchor
     }
+
+    /// How tokens and reclaims name the node's subscription.
+    final var handle: SubscriptionHandle { SubscriptionHandle(id: id, slot: slot) }
 
     @inline(__always)
     private var livenessWord: UnsafeMutablePointer<Int> {
@@ -96,18 +102,38 @@ class SubscriptionNode: @unchecked Sendable {
     final func end() -> Bool { eventbus_atomic_compare_exchange(livenessWord, 1, 0) }
 }
 
+/// A subscription as tokens name it: its id, and its primary's slot in the container's table.
+struct SubscriptionHandle: Hashable, Sendable {
+    let id: UInt64
+    let slot: UInt32
+}
+
 /// Where subscriptions are registered: the bus's type index (and, later, an event-chain node).
 ///
 /// A container takes its own lock, decides, and acts outside it; it never runs user code under it.
 protocol SubscriptionContainer: AnyObject, Sendable {
-    /// Ends subscription `id` and forgets it, in O(1) per key, releasing what it held after
+    /// Ends the subscription and forgets it, in O(1) per key, releasing what it held after
     /// unlocking. Does nothing if it has already ended.
-    func remove(_ id: UInt64)
-    /// Ends and forgets the subscriptions of `ids`, whose owner was found gone.
-    func reclaim(_ ids: some Sequence<UInt64>)
-    /// Whether subscription `id` is live.
-    func isLive(_ id: UInt64) -> Bool
-    /// Records that subscription `id`'s token is held by `bag`; tells the bag at once if the
+    func remove(_ subscription: SubscriptionHandle)
+    /// Ends and forgets `subscriptions`, whose owner was found gone. The sequence is iterated
+    /// under the container's lock: it must not run user code (no owner loads in a lazy filter).
+    func reclaim(_ subscriptions: some Sequence<SubscriptionHandle>)
+    /// Whether the subscription is live.
+    func isLive(_ subscription: SubscriptionHandle) -> Bool
+    /// Records that the subscription's token is held by `bag`; tells the bag at once if the
     /// subscription has already ended.
-    func attach(_ id: UInt64, to bag: DisposeBag)
+    func attach(_ subscription: SubscriptionHandle, to bag: DisposeBag)
+}
+
+/// What tokens and nodes refer to, weakly, instead of their container.
+///
+/// A weakly referenced object gets a side table, which puts every retain and release of it on the
+/// runtime's slow path; the container is retained by every bus operation, the anchor only when a
+/// token is used. The bus owns its anchor, so weak references to it end with the bus.
+final class ContainerAnchor: Sendable {
+    let container: any SubscriptionContainer
+
+    init(_ container: any SubscriptionContainer) {
+        self.container = container
+    }
 }

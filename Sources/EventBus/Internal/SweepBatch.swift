@@ -30,7 +30,7 @@ struct SweepBatch: ~Copyable {
         let firstDead = first.map(Self.ownerIsGone) ?? false
         let secondDead = second.map(Self.ownerIsGone) ?? false
         guard firstDead || secondDead else { return }
-        container.reclaim([firstDead ? first : nil, secondDead ? second : nil].compactMap { $0?.id })
+        container.reclaim([firstDead ? first : nil, secondDead ? second : nil].compactMap { $0?.handle })
     }
 
     /// Whether `node` is live and its owner gone. (Loading the owner retains it: call it with no

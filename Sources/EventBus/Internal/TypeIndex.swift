@@ -15,10 +15,13 @@ struct TypeIndex {
     /// dispatch nobody listens to checks the type's conformance to `HookedEvent` only once.
     private var recentUnhooked = ContiguousArray<ObjectIdentifier?>(repeating: nil, count: TypeIndex.recentBucketsCount)
 
-    /// Live subscriptions by id (their primary node): how tokens reach them.
-    private var subscriptions: [UInt64: SubscriptionNode] = [:]
+    /// Live subscriptions (their primary node) by slot: how tokens reach them, in O(1) without
+    /// hashing. A token's handle also carries the id, so a reused slot never answers for it.
+    private var slots = ContiguousArray<SubscriptionNode?>()
+    /// Free places in `slots`, most recently freed last.
+    private var freeSlots = ContiguousArray<UInt32>()
     /// Live subscriptions on the bus.
-    var subscriptionCount: Int { subscriptions.count }
+    private(set) var subscriptionCount = 0
     /// The highest subscription id registered on this bus: a dispatch delivers to ids up to the
     /// value it saw when it started.
     private(set) var lastID: UInt64 = 0
@@ -179,7 +182,7 @@ struct TypeIndex {
     /// primary node, or `nil` if the event type's hooks refused it.
     mutating func insert<E: Event>(
         _ type: E.Type, keys: [String], body: Body<E>, owner: AnyObject?, isOwned: Bool,
-        bus: EventBus, container: any SubscriptionContainer, retired: inout Retired
+        bus: EventBus, anchor: ContainerAnchor, retired: inout Retired
     ) -> Subscription<E>? {
         let bucket = bucket(for: E.self, on: bus)
         var keys = keys
@@ -189,9 +192,11 @@ struct TypeIndex {
         }
         let id = eventbus_next_subscription_id()
         lastID = id
+        let slot = freeSlots.popLast() ?? UInt32(slots.count)
         func node(key: String?) -> Subscription<E> {
             Subscription(
-                id: id, key: key, body: body, owner: owner, isOwned: isOwned, bucket: bucket, container: container)
+                id: id, slot: slot, key: key, body: body, owner: owner, isOwned: isOwned, bucket: bucket,
+                anchor: anchor)
         }
         let primary = node(key: keys.first)
         bucket.append(primary)
@@ -203,7 +208,8 @@ struct TypeIndex {
             }
         }
         bucket.subscriptionCount += 1
-        subscriptions[id] = primary
+        subscriptionCount += 1
+        if Int(slot) == slots.count { slots.append(primary) } else { slots[Int(slot)] = primary }
         if isOwned { insertOwned(primary) }
         if let hooks = bucket.hooks {
             for key in keys { hooks.subscribed(key: key, retired: &retired) }
@@ -243,21 +249,31 @@ struct TypeIndex {
         node.previousOwned = nil
     }
 
-    /// Whether subscription `id` is live.
-    func isLive(_ id: UInt64) -> Bool { subscriptions[id] != nil }
+    /// The primary node of a live subscription.
+    private func primary(of subscription: SubscriptionHandle) -> SubscriptionNode? {
+        guard Int(subscription.slot) < slots.count, let node = slots[Int(subscription.slot)], node.id == subscription.id
+        else { return nil }
+        return node
+    }
 
-    /// Records `bag` as the bag of subscription `id`; `false` if it has ended.
-    mutating func attach(_ id: UInt64, to bag: DisposeBag) -> Bool {
-        guard let primary = subscriptions[id] else { return false }
+    /// Whether the subscription is live.
+    func isLive(_ subscription: SubscriptionHandle) -> Bool { primary(of: subscription) != nil }
+
+    /// Records `bag` as the bag of the subscription; `false` if it has ended.
+    mutating func attach(_ subscription: SubscriptionHandle, to bag: DisposeBag) -> Bool {
+        guard let primary = primary(of: subscription) else { return false }
         primary.bag = bag
         return true
     }
 
-    /// Ends subscription `id` (its primary node and siblings) and unlinks it. Does nothing if it
-    /// has already ended. O(keys). A node that a dispatch in progress will resume from stays in its
-    /// list, ended, until that dispatch moves on (`unpin`).
-    mutating func end(_ id: UInt64, retired: inout Retired) {
-        guard let primary = subscriptions.removeValue(forKey: id) else { return }
+    /// Ends a subscription (its primary node and siblings) and unlinks it. Does nothing if it has
+    /// already ended. O(keys). A node that a dispatch in progress holds stays in its list, ended,
+    /// until that dispatch lets go of it (`unpin`).
+    mutating func end(_ subscription: SubscriptionHandle, retired: inout Retired) {
+        guard let primary = primary(of: subscription) else { return }
+        slots[Int(subscription.slot)] = nil
+        freeSlots.append(subscription.slot)
+        subscriptionCount -= 1
         _ = primary.end()
         for sibling in primary.siblings { _ = sibling.end() }
         let bucket = primary.bucket
@@ -312,7 +328,9 @@ struct TypeIndex {
             retired.add(bucket)
         }
         buckets = [:]
-        subscriptions = [:]
+        slots = []
+        freeSlots = []
+        subscriptionCount = 0
         sweepCursor = nil
         ownedCount = 0
     }

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 
 @testable import EventBus
@@ -98,5 +99,29 @@ struct ReentrancyTests {
         bus.dispatch(Ping())
 
         #expect(results.value == ["count 1", "other thread subscribed", "no deadlock"])
+    }
+
+    @Test("Nested dispatch 120 levels deep completes on a thread with a 512 KiB stack (the bound stated in the README)")
+    func nestedDispatchDepthOnSmallStack() {
+        struct Deeper: Event { let level: Int }
+        let bus = EventBus()
+        let deepest = Shared(0)
+        // About 3.1 KiB of stack per level in debug builds and 1.5 KiB in release (README,
+        // "Guarantees"): 120 levels fit a secondary thread's 512 KiB stack in either.
+        let levels = 120
+        bus.on(Deeper.self).next { [unowned bus] event in
+            deepest.withLock { $0 = max($0, event.level) }
+            if event.level < levels { bus.dispatch(Deeper(level: event.level + 1)) }
+        }
+        let done = DispatchSemaphore(value: 0)
+        let thread = Foundation.Thread {
+            bus.dispatch(Deeper(level: 1))
+            done.signal()
+        }
+        thread.stackSize = 512 << 10
+        thread.start()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(deepest.value == levels)
+        print("nested dispatch: \(levels) levels deep on a 512 KiB stack")
     }
 }

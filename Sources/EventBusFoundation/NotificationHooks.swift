@@ -27,6 +27,9 @@ final class NotificationHooks: EventTypeHooks, @unchecked Sendable {
     private var observations: [String: (observation: Observation, keys: Set<String>)] = [:]
     /// The number of observers this bus has on its center now (for tests and introspection).
     let installedObservers = Locked(0)
+    /// Calls the center made into this bus's observer blocks, current or stale: counted in debug
+    /// builds only, for tests (release builds keep the bridged post free of it, and read 0).
+    let observerCalls = Locked(0)
 
     init(bus: EventBus) {
         let configuration = bus.extensionConfiguration as? NotificationBridgeConfiguration
@@ -53,7 +56,9 @@ final class NotificationHooks: EventTypeHooks, @unchecked Sendable {
         let name = SenderKey.name(ofKey: key)
         var entry =
             observations[name] ?? (
-                Observation(name: Notification.Name(name), center: center, bus: bus, installed: installedObservers), []
+                Observation(
+                    name: Notification.Name(name), center: center, bus: bus, installed: installedObservers,
+                    calls: observerCalls), []
             )
         entry.keys.insert(key)
         observations[name] = entry
@@ -120,14 +125,16 @@ final class Observation: @unchecked Sendable {
     private let center: NotificationCenter
     private weak var bus: EventBus?
     private let installed: Locked<Int>
+    private let calls: Locked<Int>
     private let current = Locked(true)
     private let installation = Locked<(any NSObjectProtocol)?>(nil)
 
-    init(name: Notification.Name, center: NotificationCenter, bus: EventBus?, installed: Locked<Int>) {
+    init(name: Notification.Name, center: NotificationCenter, bus: EventBus?, installed: Locked<Int>, calls: Locked<Int>) {
         self.name = name
         self.center = center
         self.bus = bus
         self.installed = installed
+        self.calls = calls
     }
 
     deinit {
@@ -162,6 +169,9 @@ final class Observation: @unchecked Sendable {
     /// The observer block: delivers the notification to the bus's subscribers of its name, then to
     /// those of its name filtered by its sender.
     private func receive(_ notification: Notification) {
+        #if DEBUG
+        calls.withLock { $0 += 1 }
+        #endif
         guard isCurrent, let bus else { return }
         let event = NotificationEvent(notification)
         bus.deliver(event, key: name.rawValue, includingUnkeyed: false)

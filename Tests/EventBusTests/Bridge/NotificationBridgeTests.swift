@@ -24,7 +24,7 @@ private struct BridgeFixture {
     }
 
     /// Calls the center made into this bus's observer blocks so far.
-    var observerCalls: Int { bus.notificationHooks.observerCalls.value }
+    var observerCalls: Int { bus.notificationHooks.observerCalls.withLock { $0 } }
 
     /// Adds a legacy observer that counts the notifications named `name`.
     func legacyObserver(_ name: Notification.Name, count: Shared<Int>) -> any NSObjectProtocol {
@@ -104,11 +104,11 @@ struct NotificationToBusTests {
         weak let weakBus = bus
         bus!.on(notification: .bridgeA).next { _ in }
         center.post(name: .bridgeA, object: nil)
-        #expect(calls.value == 1)
+        #expect(calls.withLock { $0 } == 1)
         bus = nil
         #expect(weakBus == nil)   // the center's observer does not keep the bus alive
         center.post(name: .bridgeA, object: nil)
-        #expect(calls.value == 1)
+        #expect(calls.withLock { $0 } == 1)
     }
 
     @Test("a subscription filtered by sender gets only that sender's notifications")
@@ -152,7 +152,7 @@ struct NotificationToBusTests {
         #expect(fixture.issues.value.allSatisfy { $0.contains("without a name was refused") })
         fixture.bus.dispatch(Notification(name: .bridgeA))
         fixture.center.post(name: .bridgeA, object: nil)
-        #expect(calls.value == 0)
+        #expect(calls.withLock { $0 } == 0)
         #expect(fixture.observerCalls == 0)
     }
 

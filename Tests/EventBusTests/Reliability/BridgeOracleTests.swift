@@ -109,7 +109,7 @@ struct BridgeOracleTests {
                 while !timeIsUp() {
                     let names = Names.allCases[random.next(below: 3)]
                     let seqs = Shared([[Int]](repeating: [], count: Self.posters))
-                    let maker: SubscriberMaker<NotificationEvent>
+                    let maker: SubscriberMaker<NotificationEvent, Never, EventDelivery.Synchronous>
                     switch names {
                     case .a: maker = bus.on(notification: .reliabilityA)
                     case .b: maker = bus.on(notification: .reliabilityB)
@@ -178,16 +178,16 @@ struct BridgeOracleTests {
         #expect(endCount == startCount, "notification subscriptions started at \(startCount), ended at \(endCount)")
 
         // The churn left no observer for B; once the stable ones and the bridge end, none for A.
-        let callsBefore = bus.notificationHooks.observerCalls.value
+        let callsBefore = bus.notificationHooks.observerCalls.withLock { $0 }
         center.post(name: .reliabilityB, object: nil)
-        let bObserverGone = bus.notificationHooks.observerCalls.value == callsBefore
+        let bObserverGone = bus.notificationHooks.observerCalls.withLock { $0 } == callsBefore
         #expect(bObserverGone, "the bridge still observes B with no subscription to it")
         for (_, token) in stable { token.dispose() }
         bridge.dispose()
         typed.dispose()
         center.post(name: .reliabilityA, object: nil)
         center.post(name: .reliabilityB, object: nil)
-        let observerCallsAtEnd = bus.notificationHooks.observerCalls.value
+        let observerCallsAtEnd = bus.notificationHooks.observerCalls.withLock { $0 }
         #expect(observerCallsAtEnd == callsBefore, "an observer is still installed after every subscription ended")
         #expect(bus.subscriptionCount == 0)
 
@@ -198,6 +198,6 @@ struct BridgeOracleTests {
             + "\(Self.stable) stable subscribers got \(stableDeliveries) deliveries, the typed subscriber "
             + "\(convertedGot.map(\.count).reduce(0, +)) converted events (\(refused) posts refused by the converter and "
             + "reported), churn subscribers \(churnDeliveries) (\(required) required by the stamps); "
-            + "\(bus.notificationHooks.observerCalls.value) observer calls, none after the last subscription ended")
+            + "\(bus.notificationHooks.observerCalls.withLock { $0 }) observer calls, none after the last subscription ended")
     }
 }

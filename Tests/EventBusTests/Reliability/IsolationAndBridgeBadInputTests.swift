@@ -102,7 +102,7 @@ struct IsolationAndBridgeBadInputTests {
         bus.dispatch(Notification(name: .reliabilityBadInput))
         #expect(MainQueue.drain())
         #expect(calls.value == 0)
-        #expect(bus.notificationHooks.observerCalls.value == 0, "no observer was installed for a refused subscription")
+        #expect(bus.notificationHooks.observerCalls.withLock { $0 } == 0, "no observer was installed for a refused subscription")
         for token in tokens { token.dispose() }
         withExtendedLifetime(owner) {}
     }

@@ -95,7 +95,7 @@ public final class EventBus: Sendable {
     /// bus.dispatch(LoginEvent(userID: "42"))
     /// ```
     public func dispatch<E: Event>(_ event: E) {
-        let key = event.eventType
+        let key = event.routingKey
         var sweepDue = false
         let route = registry.snapshots(for: E.self, key: key, sweepDue: &sweepDue)
         // The periodic sweep runs after unlocking, even when nothing subscribes to `E`.

@@ -1,4 +1,4 @@
-/// The elements of a ``JSONValue/array(_:)``: an ordered list of JSON values, used like an
+/// The elements of a ``JSONValue/array(_:)-enum.case``: an ordered list of JSON values, used like an
 /// `Array<JSONValue>`.
 ///
 /// It is a collection (random access, mutable, range-replaceable) with value semantics, built from
@@ -113,7 +113,7 @@ extension JSONArray: Hashable {
         JSONValue.array(lhs) == JSONValue.array(rhs)
     }
 
-    /// Hashes as ``JSONValue/array(_:)`` of the same elements does.
+    /// Hashes as ``JSONValue/array(_:)-enum.case`` of the same elements does.
     public func hash(into hasher: inout Hasher) {
         JSONValue.array(self).hash(into: &hasher)
     }

@@ -1,4 +1,4 @@
-/// The members of a ``JSONValue/object(_:)``: JSON values by name, used like a
+/// The members of a ``JSONValue/object(_:)-enum.case``: JSON values by name, used like a
 /// `Dictionary<String, JSONValue>` (member order is not kept).
 ///
 /// It is a collection of `(key, value)` pairs with value semantics and a subscript by name, built
@@ -130,7 +130,7 @@ extension JSONObject: Hashable {
         JSONValue.object(lhs) == JSONValue.object(rhs)
     }
 
-    /// Hashes as ``JSONValue/object(_:)`` with the same members does.
+    /// Hashes as ``JSONValue/object(_:)-enum.case`` with the same members does.
     public func hash(into hasher: inout Hasher) {
         JSONValue.object(self).hash(into: &hasher)
     }

@@ -47,7 +47,7 @@ extension EventBus {
                 hooks.report(.conversionFailed(event, eventType: E.self))
                 return
             }
-            registry.deliver(converted, key: converted.eventType)
+            registry.deliver(converted, key: converted.routingKey)
         }
     }
 
@@ -72,7 +72,7 @@ extension EventBus {
         return maker.next { [weak registry] event in
             guard let registry, BridgeOrigin.of(event.notification) != origin,
                   let converted = events[event.name] else { return }
-            registry.deliver(converted, key: converted.eventType)
+            registry.deliver(converted, key: converted.routingKey)
         }
     }
 
@@ -138,7 +138,7 @@ final class OutboundHooks<E: Event>: EventHooks<E>, @unchecked Sendable {
         guard let registry else { return }
         // An event whose own key is the reserved one (an id off the wire, say) reaches the unkeyed
         // subscribers only: the list under that key holds the outbound bridges, reached once, below.
-        let key = event.eventType
+        let key = event.routingKey
         registry.deliver(event, key: key == Self.key ? nil : key)
         registry.deliver(event, key: Self.key, includingUnkeyed: false)
     }

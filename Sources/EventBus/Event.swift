@@ -114,77 +114,77 @@ extension EventRoutingKey where Self: RawRepresentable, RawValue == String {
 // declaration is an unrelated property. An unavailable conformance turns that fallback into an
 // error that names the problem.)
 
-@available(*, unavailable, message: "an event's eventType must be String, String? or an EventRoutingKey; convert it to String")
+@available(*, unavailable, message: "eventType must be String, String? or an EventRoutingKey")
 extension Int: EventRoutingKey {
     public var _eventRoutingKey: String? { nil }
 }
 
-@available(*, unavailable, message: "an event's eventType must be String, String? or an EventRoutingKey; convert it to String")
+@available(*, unavailable, message: "eventType must be String, String? or an EventRoutingKey")
 extension Int8: EventRoutingKey {
     public var _eventRoutingKey: String? { nil }
 }
 
-@available(*, unavailable, message: "an event's eventType must be String, String? or an EventRoutingKey; convert it to String")
+@available(*, unavailable, message: "eventType must be String, String? or an EventRoutingKey")
 extension Int16: EventRoutingKey {
     public var _eventRoutingKey: String? { nil }
 }
 
-@available(*, unavailable, message: "an event's eventType must be String, String? or an EventRoutingKey; convert it to String")
+@available(*, unavailable, message: "eventType must be String, String? or an EventRoutingKey")
 extension Int32: EventRoutingKey {
     public var _eventRoutingKey: String? { nil }
 }
 
-@available(*, unavailable, message: "an event's eventType must be String, String? or an EventRoutingKey; convert it to String")
+@available(*, unavailable, message: "eventType must be String, String? or an EventRoutingKey")
 extension Int64: EventRoutingKey {
     public var _eventRoutingKey: String? { nil }
 }
 
-@available(*, unavailable, message: "an event's eventType must be String, String? or an EventRoutingKey; convert it to String")
+@available(*, unavailable, message: "eventType must be String, String? or an EventRoutingKey")
 extension UInt: EventRoutingKey {
     public var _eventRoutingKey: String? { nil }
 }
 
-@available(*, unavailable, message: "an event's eventType must be String, String? or an EventRoutingKey; convert it to String")
+@available(*, unavailable, message: "eventType must be String, String? or an EventRoutingKey")
 extension UInt8: EventRoutingKey {
     public var _eventRoutingKey: String? { nil }
 }
 
-@available(*, unavailable, message: "an event's eventType must be String, String? or an EventRoutingKey; convert it to String")
+@available(*, unavailable, message: "eventType must be String, String? or an EventRoutingKey")
 extension UInt16: EventRoutingKey {
     public var _eventRoutingKey: String? { nil }
 }
 
-@available(*, unavailable, message: "an event's eventType must be String, String? or an EventRoutingKey; convert it to String")
+@available(*, unavailable, message: "eventType must be String, String? or an EventRoutingKey")
 extension UInt32: EventRoutingKey {
     public var _eventRoutingKey: String? { nil }
 }
 
-@available(*, unavailable, message: "an event's eventType must be String, String? or an EventRoutingKey; convert it to String")
+@available(*, unavailable, message: "eventType must be String, String? or an EventRoutingKey")
 extension UInt64: EventRoutingKey {
     public var _eventRoutingKey: String? { nil }
 }
 
-@available(*, unavailable, message: "an event's eventType must be String, String? or an EventRoutingKey; convert it to String")
+@available(*, unavailable, message: "eventType must be String, String? or an EventRoutingKey")
 extension Double: EventRoutingKey {
     public var _eventRoutingKey: String? { nil }
 }
 
-@available(*, unavailable, message: "an event's eventType must be String, String? or an EventRoutingKey; convert it to String")
+@available(*, unavailable, message: "eventType must be String, String? or an EventRoutingKey")
 extension Float: EventRoutingKey {
     public var _eventRoutingKey: String? { nil }
 }
 
-@available(*, unavailable, message: "an event's eventType must be String, String? or an EventRoutingKey; convert it to String")
+@available(*, unavailable, message: "eventType must be String, String? or an EventRoutingKey")
 extension Bool: EventRoutingKey {
     public var _eventRoutingKey: String? { nil }
 }
 
-@available(*, unavailable, message: "an event's eventType must be String, String? or an EventRoutingKey; convert it with String(_:)")
+@available(*, unavailable, message: "eventType must be String, String? or an EventRoutingKey")
 extension Substring: EventRoutingKey {
     public var _eventRoutingKey: String? { nil }
 }
 
-@available(*, unavailable, message: "an event's eventType must be String, String? or an EventRoutingKey; convert it with String(_:)")
+@available(*, unavailable, message: "eventType must be String, String? or an EventRoutingKey")
 extension Character: EventRoutingKey {
     public var _eventRoutingKey: String? { nil }
 }

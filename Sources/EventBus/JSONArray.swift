@@ -128,7 +128,8 @@ extension JSONArray: Codable {
     public init(from decoder: any Decoder) throws {
         guard case .array(let array) = try JSONValue(from: decoder) else {
             throw DecodingError.typeMismatch(
-                JSONArray.self, DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "Not a JSON array")
+                JSONArray.self,
+                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "Not a JSON array")
             )
         }
         self = array

@@ -145,7 +145,8 @@ extension JSONObject: Codable {
     public init(from decoder: any Decoder) throws {
         guard case .object(let object) = try JSONValue(from: decoder) else {
             throw DecodingError.typeMismatch(
-                JSONObject.self, DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "Not a JSON object")
+                JSONObject.self,
+                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "Not a JSON object")
             )
         }
         self = object

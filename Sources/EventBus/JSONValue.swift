@@ -242,15 +242,23 @@ extension JSONValue: Hashable {
     private func hashScalar(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
-        case .bool(let value): hasher.combine(1); hasher.combine(value)
-        case .int(let value): hasher.combine(2); hasher.combine(value)
+        case .bool(let value):
+            hasher.combine(1)
+            hasher.combine(value)
+        case .int(let value):
+            hasher.combine(2)
+            hasher.combine(value)
         case .double(let value):
             if let integral = Int(exactly: value) {
-                hasher.combine(2); hasher.combine(integral)
+                hasher.combine(2)
+                hasher.combine(integral)
             } else {
-                hasher.combine(3); hasher.combine(value.isNaN ? .nan : value)
+                hasher.combine(3)
+                hasher.combine(value.isNaN ? .nan : value)
             }
-        case .string(let value): hasher.combine(4); hasher.combine(value)
+        case .string(let value):
+            hasher.combine(4)
+            hasher.combine(value)
         case .array, .object: preconditionFailure("JSONValue: a container hashed as a scalar")
         }
     }
@@ -445,7 +453,8 @@ extension JSONValue: Codable {
                 throw DecodingError.dataCorrupted(
                     DecodingError.Context(
                         codingPath: decoder.codingPath,
-                        debugDescription: "JSONValue: arrays and objects nested deeper than \(Self.maximumCodingDepth) levels"
+                        debugDescription:
+                            "JSONValue: arrays and objects nested deeper than \(Self.maximumCodingDepth) levels"
                     )
                 )
             }
@@ -477,7 +486,8 @@ extension JSONValue: Codable {
                 self,
                 EncodingError.Context(
                     codingPath: encoder.codingPath,
-                    debugDescription: "JSONValue: arrays and objects nested deeper than \(Self.maximumCodingDepth) levels"
+                    debugDescription:
+                        "JSONValue: arrays and objects nested deeper than \(Self.maximumCodingDepth) levels"
                 )
             )
         }

@@ -80,12 +80,15 @@ struct EventKeyTests {
 
     @Test("the natural non-optional spelling `var eventType: String { room }` routes to ofType subscribers")
     func nonOptionalRoutes() {
-        let (keyed, unkeyed) = Self.routed([NonOptionalKey(room: "room-7"), NonOptionalKey(room: "room-9")], key: "room-7")
+        let (keyed, unkeyed) = Self.routed(
+            [NonOptionalKey(room: "room-7"), NonOptionalKey(room: "room-9")], key: "room-7")
         #expect(keyed == [0], "ofType(\"room-7\") receives the room-7 event only")
         #expect(unkeyed == [0, 1])
     }
 
-    @Test("a stored `let eventType: String`, a protocol extension's, a class's and a generic event's non-optional key route")
+    @Test(
+        "a stored `let eventType: String`, a protocol extension's, a class's and a generic event's non-optional key route"
+    )
     func otherNonOptionalSpellingsRoute() {
         #expect(Self.routed([StoredKey(eventType: "k"), StoredKey(eventType: "x")], key: "k").keyed == [0])
         #expect(Self.routed([Joined(room: "k"), Joined(room: "x")], key: "k").keyed == [0])
@@ -96,7 +99,8 @@ struct EventKeyTests {
 
     @Test("`var eventType: String?` still routes, nil matching no key")
     func optionalRoutes() {
-        let (keyed, unkeyed) = Self.routed([OptionalKey(room: "k"), OptionalKey(room: nil), OptionalKey(room: "x")], key: "k")
+        let (keyed, unkeyed) = Self.routed(
+            [OptionalKey(room: "k"), OptionalKey(room: nil), OptionalKey(room: "x")], key: "k")
         #expect(keyed == [0])
         #expect(unkeyed == [0, 1, 2])
     }
@@ -121,7 +125,9 @@ struct EventKeyTests {
         let received = Shared<[String]>([])
         bus.on(NonOptionalKey.self).ofType("k").next { received.append("non-optional \($0.room)") }
         bus.on(Knock.self).ofType("kitchen").next { received.append("knock \($0.room.rawValue)") }
-        let events: [any Event] = [NonOptionalKey(room: "k"), NonOptionalKey(room: "x"), Knock(room: .kitchen), NoKey()]
+        let events: [any Event] = [
+            NonOptionalKey(room: "k"), NonOptionalKey(room: "x"), Knock(room: .kitchen), NoKey(),
+        ]
         for event in events { bus.dispatch(event) }
         #expect(received.value == ["non-optional k", "knock kitchen"])
     }

@@ -88,7 +88,9 @@ struct JSONValueDepthTests {
         var backward = JSONObject()
         let keys = (0..<100).map { "key\($0)" }
         for (index, key) in keys.enumerated() { forward[key] = Self.nested(10, leaf: .int(index)) }
-        for (index, key) in keys.enumerated().reversed() { backward[key] = Self.nested(10, leaf: .double(Double(index))) }
+        for (index, key) in keys.enumerated().reversed() {
+            backward[key] = Self.nested(10, leaf: .double(Double(index)))
+        }
         let a = JSONValue.object(forward)
         let b = JSONValue.object(backward)
         #expect(a == b)
@@ -133,7 +135,9 @@ struct JSONValueDepthTests {
         }
     }
 
-    @Test("the nested cases still read and build as before: .array/.object from plain collections, literals, pattern matching")
+    @Test(
+        "the nested cases still read and build as before: .array/.object from plain collections, literals, pattern matching"
+    )
     func sourceCompatibility() throws {
         let plain: [JSONValue] = [1, "two"]
         let members: [String: JSONValue] = ["id": 7]

@@ -104,7 +104,7 @@ public final class EventBus: Sendable {
     /// bus.dispatch(LoginEvent(userID: "42"))
     /// ```
     public func dispatch<E: Event>(_ event: E) {
-        index.dispatch(event, key: event.eventType, on: self)
+        index.dispatch(event, key: event.routingKey, on: self)
     }
 
     /// Dispatches `event` asynchronously on the bus's own serial queue.

@@ -151,6 +151,6 @@ struct BridgeOrigin: Hashable, Sendable {
     /// Delivers an event converted from a notification to `bus`'s subscribers of its type (never to
     /// its hooks: a `NotificationEvent` is not posted again).
     static func deliverInbound<E: Event>(_ event: E, on bus: EventBus) {
-        $inboundBus.withValue(ObjectIdentifier(bus)) { bus.deliver(event, key: event.eventType) }
+        $inboundBus.withValue(ObjectIdentifier(bus)) { bus.deliver(event, key: event.routingKey) }
     }
 }

@@ -71,7 +71,9 @@ struct StreamCancellationTests {
         bus.dispatch(Tick(seq: 2, key: key))
         release.open()
         let received = await AsyncWait.value(within: 10) { await consumer.value }
-        #expect(await AsyncWait.until(within: 10) { bus.subscriptionCount == 0 }, "the cancelled stream's subscription ended")
+        #expect(
+            await AsyncWait.until(within: 10) { bus.subscriptionCount == 0 },
+            "the cancelled stream's subscription ended")
         return received
     }
 
@@ -105,9 +107,13 @@ struct StreamCancellationTests {
             if received.count > 1 { late += 1 }
         }
         #expect(timedOut == 0)
-        #expect(late == 0, "in \(late) of \(Self.rounds) rounds the cancelled consumer received events dispatched after cancel() returned")
-        print("Stream cancellation (\(form)): \(Self.rounds) rounds of cancel-while-busy; "
-            + "\(late) rounds yielded events dispatched after cancel() returned")
+        #expect(
+            late == 0,
+            "in \(late) of \(Self.rounds) rounds the cancelled consumer received events dispatched after cancel() returned"
+        )
+        print(
+            "Stream cancellation (\(form)): \(Self.rounds) rounds of cancel-while-busy; "
+                + "\(late) rounds yielded events dispatched after cancel() returned")
         withExtendedLifetime(owner) {}
     }
 }

@@ -17,7 +17,9 @@ struct DisposeBagForgettingTests {
     /// ended tokens until its next operation, never a number that grows with what it has seen.
     static let small = 32
 
-    @Test("100,000 tokens inserted, then disposed directly (not through the bag): the bag counts none of them, with no further insert")
+    @Test(
+        "100,000 tokens inserted, then disposed directly (not through the bag): the bag counts none of them, with no further insert"
+    )
     func disposedDirectly() {
         let bus = EventBus()
         let bag = DisposeBag()
@@ -54,7 +56,9 @@ struct DisposeBagForgettingTests {
         bag.dispose()
         #expect(later.isDisposed)
         #expect(bus.subscriptionCount == 0)
-        print("DisposeBag: \(tokens.count) tokens disposed directly on \(threads) threads; the bag counted \(count) afterwards")
+        print(
+            "DisposeBag: \(tokens.count) tokens disposed directly on \(threads) threads; the bag counted \(count) afterwards"
+        )
     }
 
     @Test("tokens whose owner died and that the bus reclaimed (isDisposed) are not counted by the bag either")
@@ -69,7 +73,8 @@ struct DisposeBagForgettingTests {
         bus.purge()
         #expect(tokens.allSatisfy { $0.isDisposed }, "purge() ended every subscription whose owner died")
         let count = bag.count
-        #expect(count <= Self.small, "the bag still counts \(count) of \(subscriptions) tokens that ended with their owner")
+        #expect(
+            count <= Self.small, "the bag still counts \(count) of \(subscriptions) tokens that ended with their owner")
         print("DisposeBag: \(subscriptions) owner-bound tokens ended by their owners' death; the bag counts \(count)")
     }
 }

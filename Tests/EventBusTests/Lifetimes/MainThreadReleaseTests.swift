@@ -4,7 +4,7 @@ import Testing
 @testable import EventBus  // test helpers only (Shared, Thread, AsyncWait); the bus is used through its public API
 
 #if canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Issue 9, defect 1: owners of main-actor and `atQueue(.main)` subscriptions (view controllers,
@@ -49,7 +49,7 @@ struct MainThreadReleaseTests {
         /// Whether the caller runs on the main queue (or, on Apple platforms, the main thread).
         nonisolated static var isOnMainQueue: Bool {
             #if canImport(Darwin)
-            if pthread_main_np() != 0 { return true }
+                if pthread_main_np() != 0 { return true }
             #endif
             _ = markMainQueue
             return DispatchQueue.getSpecific(key: mainQueueKey) != nil
@@ -123,7 +123,9 @@ struct MainThreadReleaseTests {
         #expect(backgroundDone.wait(timeout: .now() + defaultTimeout) == .success, "the background thread did not stop")
         let total = Self.rounds * Self.ownersPerRound
         // Deinits the bus deferred to the main queue run there soon.
-        #expect(await AsyncWait.until { record.deinits.value == total }, "\(record.deinits.value) of \(total) owners were deinitialized")
+        #expect(
+            await AsyncWait.until { record.deinits.value == total },
+            "\(record.deinits.value) of \(total) owners were deinitialized")
         #expect(
             record.offMainQueue.value == 0,
             "\(record.offMainQueue.value) of \(total) main-actor owners were deinitialized off the main queue"

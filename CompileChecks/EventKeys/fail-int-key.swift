@@ -1,0 +1,8 @@
+// MUST NOT COMPILE: an Int key would be an unrelated property, leaving the default `nil` key in
+// charge (issue 9, defect 8). Expected: "conformance of 'Int' to 'EventRoutingKey' is unavailable".
+import EventBus
+
+struct Page: Event {  // expected-error
+    let number: Int
+    var eventType: Int { number }
+}

@@ -139,7 +139,8 @@ final class LegacyAccountManager {
     init(center: NotificationCenter) {
         self.center = center
         observer = center.addObserver(forName: .legacyCartDidChange, object: nil, queue: nil) { notification in
-            print("  LegacyBadge (NotificationCenter observer): cart has \(notification.userInfo?["count"] ?? "?") items")
+            print(
+                "  LegacyBadge (NotificationCenter observer): cart has \(notification.userInfo?["count"] ?? "?") items")
         }
     }
 
@@ -174,13 +175,13 @@ func notificationCenterChapter() {
         print("  WelcomeBanner (typed subscriber): hello \(event.userID)")
     }
 
-    legacy.logIn("ana")                                        // legacy post → typed subscriber
-    center.post(name: .legacyUserDidLogIn, object: nil)        // no "id": skipped and reported
+    legacy.logIn("ana")  // legacy post → typed subscriber
+    center.post(name: .legacyUserDidLogIn, object: nil)  // no "id": skipped and reported
     print("  CartScreen dispatches CartChanged(itemCount: 3)")
-    bridgedBus.dispatch(CartChanged(itemCount: 3))             // typed dispatch → legacy observer
+    bridgedBus.dispatch(CartChanged(itemCount: 3))  // typed dispatch → legacy observer
 
     welcome.dispose()
-    legacy.logIn("bob")                                        // nobody on the bus hears this one
+    legacy.logIn("bob")  // nobody on the bus hears this one
     print("  (after dispose: \(bridgedBus.subscriptionCount(of: UserLoggedIn.self)) UserLoggedIn subscribers)")
 }
 
@@ -233,7 +234,9 @@ func swiftConcurrencyChapter(bus: EventBus) async {
 
     let audited = await auditor.value
     print("  Audit task read from its stream, in dispatch order: \(audited.joined(separator: ", "))")
-    print("  (the stream's subscription ended with the task; only the view model's remains: \(bus.subscriptionCount(of: DownloadFinished.self)))")
+    print(
+        "  (the stream's subscription ended with the task; only the view model's remains: \(bus.subscriptionCount(of: DownloadFinished.self)))"
+    )
 }
 
 // MARK: - The story

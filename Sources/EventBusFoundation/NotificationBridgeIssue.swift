@@ -40,11 +40,13 @@ public enum NotificationBridgeIssue: Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unnamedSubscriptionRefused:
-            return "a subscription to NotificationEvent without a name was refused (use on(notification:) or ofType(name.rawValue)); its token is disposed"
+            return
+                "a subscription to NotificationEvent without a name was refused (use on(notification:) or ofType(name.rawValue)); its token is disposed"
         case .conversionFailed(let event, let eventType):
             return "notification \(event.name.rawValue) did not convert to \(eventType); skipped"
         case .unsupportedName(let name):
-            return "a subscription to notification name \(name.rawValue.debugDescription) was refused: names starting with U+0000 are reserved; its token is disposed"
+            return
+                "a subscription to notification name \(name.rawValue.debugDescription) was refused: names starting with U+0000 are reserved; its token is disposed"
         case .bridgeRefused(let eventType):
             return "\(eventType) cannot be bridged to a notification; the bridge was refused"
         }

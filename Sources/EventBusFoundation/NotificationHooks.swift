@@ -96,7 +96,7 @@ final class NotificationHooks: EventTypeHooks, @unchecked Sendable {
             handler(issue)
         } else {
             #if DEBUG
-            FileHandle.standardError.write(Data("EventBus: \(issue)\n".utf8))
+                FileHandle.standardError.write(Data("EventBus: \(issue)\n".utf8))
             #endif
         }
     }
@@ -129,7 +129,9 @@ final class Observation: @unchecked Sendable {
     private let current = Locked(true)
     private let installation = Locked<(any NSObjectProtocol)?>(nil)
 
-    init(name: Notification.Name, center: NotificationCenter, bus: EventBus?, installed: Locked<Int>, calls: Locked<Int>) {
+    init(
+        name: Notification.Name, center: NotificationCenter, bus: EventBus?, installed: Locked<Int>, calls: Locked<Int>
+    ) {
         self.name = name
         self.center = center
         self.bus = bus
@@ -170,7 +172,7 @@ final class Observation: @unchecked Sendable {
     /// those of its name filtered by its sender.
     private func receive(_ notification: Notification) {
         #if DEBUG
-        calls.withLock { $0 += 1 }
+            calls.withLock { $0 += 1 }
         #endif
         guard isCurrent, let bus else { return }
         let event = NotificationEvent(notification)

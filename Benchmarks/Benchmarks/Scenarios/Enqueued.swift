@@ -17,7 +17,9 @@ struct TickAsyncMessage: NotificationCenter.AsyncMessage {
 }
 
 /// A workload that publishes `operations` events with `publish` and waits for the last delivery.
-private func enqueued(_ countdown: Countdown, finish: @escaping () -> Void = {}, _ publish: @escaping (Int) -> Void) -> Workload {
+private func enqueued(_ countdown: Countdown, finish: @escaping () -> Void = {}, _ publish: @escaping (Int) -> Void)
+    -> Workload
+{
     Workload(finish: finish) { operations in
         guard operations > 0 else { return }
         countdown.arm(operations)

@@ -3,9 +3,9 @@
 // disagreement aborts with the program listing (libFuzzer then saves the input as a crash file).
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -124,6 +124,7 @@ struct DispatchPlan {
     /// Has `container` reclaim the chunk's subscriptions whose bit is set in `mask` (owner gone).
     private func reclaim(_ mask: UInt64, in container: SubscriptionIndex) {
         let chunk = chunk
-        container.reclaim((0..<count).lazy.filter { mask & (1 << UInt64($0)) != 0 }.map { chunk[$0].takeUnretainedValue().handle })
+        container.reclaim(
+            (0..<count).lazy.filter { mask & (1 << UInt64($0)) != 0 }.map { chunk[$0].takeUnretainedValue().handle })
     }
 }

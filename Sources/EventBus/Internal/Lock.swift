@@ -8,15 +8,15 @@
 // message instead of deadlocking.
 
 #if canImport(Darwin)
-import Darwin
+    import Darwin
 #elseif canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #elseif canImport(Musl)
-@preconcurrency import Musl
+    @preconcurrency import Musl
 #elseif canImport(Android)
-@preconcurrency import Android
+    @preconcurrency import Android
 #else
-#error("EventBus's lock does not know this platform's C library.")
+    #error("EventBus's lock does not know this platform's C library.")
 #endif
 
 /// A value protected by a mutex.
@@ -52,8 +52,8 @@ final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
             pthread_mutexattr_init(&attributes)
             defer { pthread_mutexattr_destroy(&attributes) }
             #if DEBUG
-            // Debug builds: a re-entrant lock() fails (and traps below) instead of deadlocking.
-            pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+                // Debug builds: a re-entrant lock() fails (and traps below) instead of deadlocking.
+                pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
             #endif
             let error = pthread_mutex_init(mutex, &attributes)
             precondition(error == 0, "pthread_mutex_init failed: \(error)")
@@ -73,7 +73,9 @@ final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
     func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         try withUnsafeMutablePointers { state, mutex in
             let error = pthread_mutex_lock(mutex)
-            precondition(error == 0, "EventBus lock: pthread_mutex_lock failed (\(error)); re-entrant use of a bus lock is a bug")
+            precondition(
+                error == 0, "EventBus lock: pthread_mutex_lock failed (\(error)); re-entrant use of a bus lock is a bug"
+            )
             defer { pthread_mutex_unlock(mutex) }
             return try body(&state.pointee)
         }

@@ -58,9 +58,12 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// Delivers `event` to the subscribers of `key` (and, if `includingUnkeyed`, to the unkeyed
     /// ones), unless `E` has hooks and `bypassingHooks` is `false`: then the hooks get it.
     @inline(__always)
-    func dispatch<E: Event>(_ event: E, key: String?, on bus: EventBus, bypassingHooks: Bool = false, includingUnkeyed: Bool = true) {
+    func dispatch<E: Event>(
+        _ event: E, key: String?, on bus: EventBus, bypassingHooks: Bool = false, includingUnkeyed: Bool = true
+    ) {
         let typeID = ObjectIdentifier(E.self)
-        withUnsafeTemporaryAllocation(of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.chunkCapacity) { chunk in
+        withUnsafeTemporaryAllocation(of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.chunkCapacity) {
+            chunk in
             var plan = DispatchPlan(key: key, includingUnkeyed: includingUnkeyed, chunk: chunk)
             var sweep = SweepBatch()
             let route: Route = withIndex { index, retired in

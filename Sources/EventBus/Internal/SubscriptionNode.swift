@@ -45,7 +45,8 @@ class SubscriptionNode: @unchecked Sendable {
     // List links, under the container's lock (which also makes the runtime's dynamic exclusivity
     // checks redundant: they would cost more than the linking).
     @exclusivity(unchecked) var next: SubscriptionNode?
-    @exclusivity(unchecked) unowned(unsafe) var previous: SubscriptionNode?  // unowned(unsafe): the list owns every node through `next`
+    // unowned(unsafe): the list owns every node through `next`.
+    @exclusivity(unchecked) unowned(unsafe) var previous: SubscriptionNode?
     @exclusivity(unchecked) var isLinked = false
     /// `next`, without the reference counting of a strong load (for walks under the lock).
     @inline(__always)

@@ -47,7 +47,9 @@ struct TypeIndex {
 
     /// Sweep weights, in eighths of a node.
     enum Work: Int {
-        case subscribe = 16, dispose = 8, dispatch = 2
+        case subscribe = 16
+        case dispose = 8
+        case dispatch = 2
     }
 
     init() {}

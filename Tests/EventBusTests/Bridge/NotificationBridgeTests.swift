@@ -39,13 +39,15 @@ struct NotificationToBusTests {
         let fixture = BridgeFixture()
         let received = Shared<[String]>([])
         let t1 = fixture.bus.on(notification: .bridgeA).next { received.append("1:\($0.name.rawValue)") }
-        let t2 = fixture.bus.on(NotificationEvent.self).ofType(Notification.Name.bridgeA.rawValue).next { _ in received.append("2") }
+        let t2 = fixture.bus.on(NotificationEvent.self).ofType(Notification.Name.bridgeA.rawValue).next { _ in
+            received.append("2")
+        }
         let t3 = fixture.bus.on(notification: .bridgeB).ofType(.bridgeA).next { _ in received.append("3") }
 
         fixture.center.post(name: .bridgeA, object: nil)
 
         #expect(received.value.sorted() == ["1:EventBusTests.bridge.A", "2", "3"])
-        #expect(fixture.observerCalls == 1)   // one observer for .bridgeA, whatever the subscriptions
+        #expect(fixture.observerCalls == 1)  // one observer for .bridgeA, whatever the subscriptions
         for token in [t1, t2, t3] { token.dispose() }
     }
 
@@ -67,7 +69,7 @@ struct NotificationToBusTests {
         t2.dispose()
         fixture.center.post(name: .bridgeA, object: nil)
         #expect(second.value == 2)
-        #expect(fixture.observerCalls == 2)   // the center no longer calls in: the observer is gone
+        #expect(fixture.observerCalls == 2)  // the center no longer calls in: the observer is gone
 
         // A new subscription installs a new observer.
         let t3 = fixture.bus.on(notification: .bridgeA).next { _ in first.increment() }
@@ -106,7 +108,7 @@ struct NotificationToBusTests {
         center.post(name: .bridgeA, object: nil)
         #expect(calls.withLock { $0 } == 1)
         bus = nil
-        #expect(weakBus == nil)   // the center's observer does not keep the bus alive
+        #expect(weakBus == nil)  // the center's observer does not keep the bus alive
         center.post(name: .bridgeA, object: nil)
         #expect(calls.withLock { $0 } == 1)
     }
@@ -135,7 +137,7 @@ struct NotificationToBusTests {
         #expect(fromAlice.value == 1)
         #expect(wrongSender.value == 0)
         #expect(fromAnyone.value == 4)
-        #expect(fixture.observerCalls == 4)   // still one observer for the name
+        #expect(fixture.observerCalls == 4)  // still one observer for the name
     }
 
     @Test("a subscription to NotificationEvent without a name is refused and reported")
@@ -178,7 +180,8 @@ struct NotificationToBusTests {
                     // churning subscriptions, so its observer comes and goes). One thread posts
                     // with center.post, the other with bus.dispatch.
                     let seq = index * perThread + i
-                    let notification = Notification(name: seq % 2 == 0 ? .bridgeA : .bridgeB, object: nil, userInfo: ["seq": seq])
+                    let notification = Notification(
+                        name: seq % 2 == 0 ? .bridgeA : .bridgeB, object: nil, userInfo: ["seq": seq])
                     if index == 0 { fixture.center.post(notification) } else { fixture.bus.dispatch(notification) }
                 }
                 postersDone.increment()
@@ -201,9 +204,11 @@ struct NotificationToBusTests {
             }
         }
         #expect(finished)
-        print("bridge churn: 2 posting threads × \(perThread) notifications, 1 thread made \(churnSubscriptions.value) subscriptions (\(churnDeliveries.value) deliveries to them), \(fixture.observerCalls) observer calls")
+        print(
+            "bridge churn: 2 posting threads × \(perThread) notifications, 1 thread made \(churnSubscriptions.value) subscriptions (\(churnDeliveries.value) deliveries to them), \(fixture.observerCalls) observer calls"
+        )
 
-        #expect(stableSeen.value.count == perThread)   // every .bridgeA post (10,000 of 20,000)
+        #expect(stableSeen.value.count == perThread)  // every .bridgeA post (10,000 of 20,000)
         #expect(stableSeen.value.allSatisfy { $0 % 2 == 0 })
         #expect(stableDuplicates.value == 0)
         #expect(churnDuplicates.value == 0)
@@ -236,8 +241,8 @@ struct BusToNotificationTests {
         fixture.bus.dispatch(Notification(name: .bridgeA, object: nil, userInfo: ["k": 1]))
         fixture.bus.dispatch(NotificationEvent(name: .bridgeA))
         #expect(legacy.value == 3)
-        #expect(busCount.value == 2)            // exactly once each, through the bridge
-        #expect(fixture.observerCalls == 2)     // no echo back into the center
+        #expect(busCount.value == 2)  // exactly once each, through the bridge
+        #expect(fixture.observerCalls == 2)  // no echo back into the center
 
         fixture.bus.dispatchOnBusQueue(NotificationEvent(name: .bridgeA))
         #expect(waitUntil { busCount.value == 3 && legacy.value == 4 })
@@ -284,7 +289,7 @@ struct TypedBridgeTests {
         fixture.bus.on(UserLoggedIn.self).next { received.append($0.userID) }
 
         fixture.center.post(name: .bridgeA, object: nil, userInfo: ["id": "42"])
-        fixture.center.post(name: .bridgeA, object: nil, userInfo: ["id": 7])   // does not convert
+        fixture.center.post(name: .bridgeA, object: nil, userInfo: ["id": 7])  // does not convert
         fixture.bus.dispatch(Notification(name: .bridgeA, object: nil, userInfo: ["id": "43"]))
 
         #expect(received.value == ["42", "43"])
@@ -312,12 +317,12 @@ struct TypedBridgeTests {
         #expect(typed.value == 1)
         #expect(legacyCounts.value == [3])
         #expect(asNotification.value == 1)
-        #expect(fixture.bus.subscriptionCount(of: CartChanged.self) == 2)   // the bridge and the subscriber
+        #expect(fixture.bus.subscriptionCount(of: CartChanged.self) == 2)  // the bridge and the subscriber
 
         token.dispose()
         fixture.bus.dispatch(CartChanged(count: 4))
         #expect(typed.value == 2)
-        #expect(legacyCounts.value == [3])   // the bridge ended
+        #expect(legacyCounts.value == [3])  // the bridge ended
     }
 
     @Test("both directions at once: every party gets each event once, and nothing loops")
@@ -361,7 +366,9 @@ struct TypedBridgeTests {
     func nameTable() {
         let fixture = BridgeFixture()
         let states = Shared<[String]>([])
-        let token = fixture.bus.bridge(notifications: [Notification.Name.bridgeA: Connectivity.online, .bridgeB: .offline])
+        let token = fixture.bus.bridge(notifications: [
+            Notification.Name.bridgeA: Connectivity.online, .bridgeB: .offline,
+        ])
         fixture.bus.on(Connectivity.self).next { states.append("\($0)") }
         fixture.center.post(name: .bridgeA, object: nil)
         fixture.center.post(name: .bridgeB, object: nil)
@@ -407,6 +414,6 @@ struct NSObjectSubscribingTests {
         fixture.bus.purge()
         fixture.center.post(name: .bridgeA, object: nil)
         #expect(seen.value == 2)
-        #expect(fixture.observerCalls == 1)   // the owner's death removed the observer
+        #expect(fixture.observerCalls == 1)  // the owner's death removed the observer
     }
 }

@@ -113,7 +113,12 @@ enum AsyncWait {
         let outcome = Shared<CheckedContinuation<T?, Never>?>(nil)
         /// Resumes the waiter with the first result only.
         @Sendable func finish(_ value: T?) -> Bool {
-            guard let waiter = outcome.withLock({ state in defer { state = nil }; return state }) else { return false }
+            guard
+                let waiter = outcome.withLock({ state in
+                    defer { state = nil }
+                    return state
+                })
+            else { return false }
             waiter.resume(returning: value)
             return true
         }

@@ -193,7 +193,9 @@ struct EventStreamTests {
         let seen = await AsyncWait.value { await consumer.value }
         #expect(seen?.map(\.seq) == Array(0..<10_000))
         #expect(await AsyncWait.until { bus.subscriptionCount == 0 })
-        print("Event stream buffering: 10000 events dispatched before the consumer started, \(seen?.count ?? 0) received in order")
+        print(
+            "Event stream buffering: 10000 events dispatched before the consumer started, \(seen?.count ?? 0) received in order"
+        )
     }
 
     @Test("bufferingNewest(n) gives a slow consumer the newest n events; bufferingOldest(n) the oldest n")

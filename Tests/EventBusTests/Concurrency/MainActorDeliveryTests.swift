@@ -91,7 +91,9 @@ struct MainActorDeliveryTests {
         }
         #expect(outOfOrder == 0)
         #expect(next == [Int](repeating: perThread, count: threads), "each event exactly once")
-        print("Main-actor delivery: \(entries.count) events from \(threads) threads, 1 main-actor subscriber, \(outOfOrder) out of order")
+        print(
+            "Main-actor delivery: \(entries.count) events from \(threads) threads, 1 main-actor subscriber, \(outOfOrder) out of order"
+        )
     }
 
     @Test("disposing on the main actor while deliveries are enqueued: none of them runs afterwards")
@@ -132,13 +134,17 @@ struct MainActorDeliveryTests {
         }
         victim.withLock { $0 = victimToken }
         let gate = MainQueue.block()
-        #expect(onAnotherThread {
-            for seq in 0..<1_000 { bus.dispatch(Conc.Tick(seq: seq)) }
-        })
+        #expect(
+            onAnotherThread {
+                for seq in 0..<1_000 { bus.dispatch(Conc.Tick(seq: seq)) }
+            })
         #expect(gate.open())
         let got = received.value
         let exact = got == Array(0..<500)
-        #expect(exact, "the disposed subscriber got \(got.count) events (\(got.first ?? -1)…\(got.last ?? -1)), expected exactly 0…499")
+        #expect(
+            exact,
+            "the disposed subscriber got \(got.count) events (\(got.first ?? -1)…\(got.last ?? -1)), expected exactly 0…499"
+        )
         #expect(bus.subscriptionCount == 1)
     }
 
@@ -155,9 +161,10 @@ struct MainActorDeliveryTests {
                 calls.increment()
             }
             let gate = MainQueue.block()
-            #expect(onAnotherThread {
-                for seq in 0..<100 { bus.dispatch(Conc.Tick(seq: seq)) }
-            })
+            #expect(
+                onAnotherThread {
+                    for seq in 0..<100 { bus.dispatch(Conc.Tick(seq: seq)) }
+                })
             return gate
         }()
         // The model's last strong reference is gone: the enqueued deliveries find no owner.
@@ -218,12 +225,13 @@ struct MainActorDeliveryTests {
         let token = bus.on(Conc.Tick.self).ofType("a").onMainActor().ofType("b").next { tick in
             received.append("\(tick.key ?? "-"):\(tick.seq)")
         }
-        #expect(onAnotherThread {
-            bus.dispatch(Conc.Tick(seq: 0, key: "a"))
-            bus.dispatch(Conc.Tick(seq: 1, key: "c"))
-            bus.dispatch(Conc.Tick(seq: 2, key: "b"))
-            bus.dispatch(Conc.Tick(seq: 3))
-        })
+        #expect(
+            onAnotherThread {
+                bus.dispatch(Conc.Tick(seq: 0, key: "a"))
+                bus.dispatch(Conc.Tick(seq: 1, key: "c"))
+                bus.dispatch(Conc.Tick(seq: 2, key: "b"))
+                bus.dispatch(Conc.Tick(seq: 3))
+            })
         #expect(MainQueue.drain())
         #expect(received.value == ["a:0", "any:0", "any:1", "b:2", "any:2", "any:3"])
         token.dispose()

@@ -77,6 +77,7 @@ struct DeliveryTests {
         }
         #expect(enqueued)
         #expect(waitUntil { log.value.count == 4 })
-        #expect(Set(log.value.suffix(2)) == ["background returned", "2 main=true"], "enqueued, then run on the main queue")
+        #expect(
+            Set(log.value.suffix(2)) == ["background returned", "2 main=true"], "enqueued, then run on the main queue")
     }
 }

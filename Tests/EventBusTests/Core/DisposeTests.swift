@@ -120,7 +120,7 @@ struct BusTeardownTests {
         bus = nil
         #expect(released.value == 3)
         #expect(tokens.allSatisfy { $0.isDisposed })
-        tokens.forEach { $0.dispose() }
+        for token in tokens { token.dispose() }
     }
 
     @Test("Disposing a multi-key token ends every key, even with no bus to tell")

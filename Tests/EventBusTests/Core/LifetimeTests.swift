@@ -6,7 +6,9 @@ import Testing
 
 @Suite("Owner lifetimes (the portable path: no associated objects)")
 struct LifetimeTests {
-    @Test("After its owner is deallocated a handler is never called, and the subscription is reclaimed at the next dispatch")
+    @Test(
+        "After its owner is deallocated a handler is never called, and the subscription is reclaimed at the next dispatch"
+    )
     func ownerDeathEndsSubscription() {
         let bus = EventBus()
         let log = Shared<[String]>([])
@@ -48,7 +50,9 @@ struct LifetimeTests {
         #expect(!handlerAlive())
     }
 
-    @Test("Without a dispatch of its type, a dead owner's handler is released within max(256, subscriptions) other bus operations")
+    @Test(
+        "Without a dispatch of its type, a dead owner's handler is released within max(256, subscriptions) other bus operations"
+    )
     func releasedBySweep() {
         let bus = EventBus()
         let bystanders = (0..<10).map { _ in bus.on(Pong.self).next { _ in } }
@@ -64,7 +68,7 @@ struct LifetimeTests {
         #expect(!handlerAlive())
         #expect(operations <= turn, "released after \(operations) operations")
         print("releasedBySweep: dead owner's handler released after \(operations) unrelated dispatches")
-        bystanders.forEach { $0.dispose() }
+        for bystander in bystanders { bystander.dispose() }
     }
 
     @Test("purge() releases dead owners' handlers at once")
@@ -149,7 +153,9 @@ struct DisposeBagTests {
         #expect(bag.count == 1)
     }
 
-    @Test("Tokens disposed elsewhere are forgotten: 10,000 subscribe/dispose cycles through one bag keep it at its live tokens")
+    @Test(
+        "Tokens disposed elsewhere are forgotten: 10,000 subscribe/dispose cycles through one bag keep it at its live tokens"
+    )
     func prunesDisposedTokens() {
         let bus = EventBus()
         let bag = DisposeBag()

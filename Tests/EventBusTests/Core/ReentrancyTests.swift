@@ -21,10 +21,11 @@ struct ReentrancyTests {
 
         bus.dispatch(Ping(value: 0))
 
-        #expect(log.value == [
-            "ping 0 start", "ping 1 start", "ping 2 start", "pong 2", "ping 2 end",
-            "pong 1", "ping 1 end", "pong 0", "ping 0 end",
-        ])
+        #expect(
+            log.value == [
+                "ping 0 start", "ping 1 start", "ping 2 start", "pong 2", "ping 2 end",
+                "pong 1", "ping 1 end", "pong 0", "ping 0 end",
+            ])
     }
 
     @Test("A subscriber added from inside a handler does not receive the event being delivered")
@@ -59,7 +60,9 @@ struct ReentrancyTests {
         #expect(bus.subscriptionCount == 0)
     }
 
-    @Test("Disposing a subscriber not yet called for the current event skips it; disposing one already called changes nothing")
+    @Test(
+        "Disposing a subscriber not yet called for the current event skips it; disposing one already called changes nothing"
+    )
     func disposeOthersDuringDelivery() {
         let bus = EventBus()
         let log = Shared<[String]>([])

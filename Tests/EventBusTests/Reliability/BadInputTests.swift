@@ -51,7 +51,9 @@ struct BadInputTests {
             #expect(tokens.allSatisfy { $0.isDisposed })
         }
         #expect(released.value == rounds * perRound)
-        print("bad input: \(rounds) × \(perRound) tokens disposed by 8 threads at once; \(released.value) closures released once each")
+        print(
+            "bad input: \(rounds) × \(perRound) tokens disposed by 8 threads at once; \(released.value) closures released once each"
+        )
     }
 
     @Test("freeWith an owner that is already gone, or nil, yields an inert, disposed token")
@@ -136,7 +138,9 @@ struct BadInputTests {
                 }
                 var maker = bus!.on(Note.self)
                 if index % 3 == 1 { maker = maker.ofType("k") }
-                let token = maker.next(on: index % 3 == 0 ? queue : nil) { _ in withExtendedLifetime(capture) { calls.increment() } }
+                let token = maker.next(on: index % 3 == 0 ? queue : nil) { _ in
+                    withExtendedLifetime(capture) { calls.increment() }
+                }
                 tokens.withLock { $0.append(token) }
             }
             let stop = Shared(false)
@@ -162,8 +166,9 @@ struct BadInputTests {
         }
         #expect(drain(queue))
         #expect(deinits.value == rounds * 10)
-        print("bad input: \(rounds) buses torn down while another thread dispatched, subscribed and disposed; "
-            + "\(deinits.value) captured objects released, \(calls.value) deliveries")
+        print(
+            "bad input: \(rounds) buses torn down while another thread dispatched, subscribed and disposed; "
+                + "\(deinits.value) captured objects released, \(calls.value) deliveries")
     }
 
     @Test("Odd keys: empty, repeated, long and non-ASCII keys route exactly")
@@ -176,7 +181,7 @@ struct BadInputTests {
         }
         bus.dispatch(Note(key: ""))
         bus.dispatch(Note(key: long))
-        bus.dispatch(Note(key: "é"))   // precomposed and decomposed "é" are equal Strings in Swift
+        bus.dispatch(Note(key: "é"))  // precomposed and decomposed "é" are equal Strings in Swift
         bus.dispatch(Note(key: "missing"))
         #expect(log.value == ["[0]", "[\(long.count)]", "[1]", "[1]"])
         #expect(bus.subscriptionCount == 4)

@@ -6,9 +6,9 @@ import Testing
 @testable import EventBusFoundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension Notification.Name {
@@ -52,11 +52,15 @@ struct BridgeOracleTests {
     }
 
     static func stamp(of event: NotificationEvent) -> (thread: Int, seq: Int)? {
-        guard let thread = event.userInfo?["thread"] as? Int, let seq = event.userInfo?["seq"] as? Int else { return nil }
+        guard let thread = event.userInfo?["thread"] as? Int, let seq = event.userInfo?["seq"] as? Int else {
+            return nil
+        }
         return (thread, seq)
     }
 
-    @Test("Legacy posts from 3 threads while subscriptions come and go: exactly once, nothing after dispose, observers gone at the end")
+    @Test(
+        "Legacy posts from 3 threads while subscriptions come and go: exactly once, nothing after dispose, observers gone at the end"
+    )
     func bridgeOracle() async {
         let center = NotificationCenter()
         let bus = EventBus(notificationCenter: center)
@@ -80,8 +84,10 @@ struct BridgeOracleTests {
             return (seqs, token)
         }
         let bridge = bus.bridge(notification: .reliabilityA, to: Converted.self) { notification in
-            guard let thread = notification.userInfo?["thread"] as? Int, let seq = notification.userInfo?["seq"] as? Int,
-                  seq % 4 == 0 else { return nil }
+            guard let thread = notification.userInfo?["thread"] as? Int,
+                let seq = notification.userInfo?["seq"] as? Int,
+                seq % 4 == 0
+            else { return nil }
             return Converted(thread: thread, seq: seq)
         }
         let converted = Shared([[Int]](repeating: [], count: Self.posters))
@@ -91,7 +97,8 @@ struct BridgeOracleTests {
 
         let postStamps = Shared([[(start: Int, end: Int)]](repeating: [], count: Self.posters))
         let churns = Shared([Churn]())
-        let finished = await concurrentlyAwaiting(Self.posters + Self.churners, within: UInt64(stressSeconds) + 60) { thread in
+        let finished = await concurrentlyAwaiting(Self.posters + Self.churners, within: UInt64(stressSeconds) + 60) {
+            thread in
             if thread < Self.posters {
                 var stamps: [(start: Int, end: Int)] = []
                 var seq = 0
@@ -125,9 +132,11 @@ struct BridgeOracleTests {
                     while clock.now < until, !timeIsUp() { sched_yield() }
                     let mustEnd = clock.tick()
                     token.dispose()
-                    made.append(Churn(
-                        seqs: seqs, names: names, subscribeCalled: subscribeCalled, subscribeReturned: subscribeReturned,
-                        mustEnd: mustEnd, disposeReturned: clock.tick()))
+                    made.append(
+                        Churn(
+                            seqs: seqs, names: names, subscribeCalled: subscribeCalled,
+                            subscribeReturned: subscribeReturned,
+                            mustEnd: mustEnd, disposeReturned: clock.tick()))
                 }
                 churns.withLock { $0 += made }
             }
@@ -144,7 +153,9 @@ struct BridgeOracleTests {
                 stableDeliveries += got[thread].count
                 let expected = (0..<stamps[thread].count).filter { $0 % 2 == 0 }
                 if got[thread] != expected {
-                    violations.add("stable subscriber #\(index) got \(got[thread].count) of \(expected.count) A posts of thread \(thread), or out of order")
+                    violations.add(
+                        "stable subscriber #\(index) got \(got[thread].count) of \(expected.count) A posts of thread \(thread), or out of order"
+                    )
                 }
             }
         }
@@ -154,7 +165,9 @@ struct BridgeOracleTests {
             let expected = (0..<stamps[thread].count).filter { $0 % 4 == 0 }
             refused += (0..<stamps[thread].count).filter { $0 % 4 == 2 }.count
             if convertedGot[thread] != expected {
-                violations.add("typed subscriber got \(convertedGot[thread].count) of \(expected.count) converted posts of thread \(thread), or out of order")
+                violations.add(
+                    "typed subscriber got \(convertedGot[thread].count) of \(expected.count) converted posts of thread \(thread), or out of order"
+                )
             }
         }
         var churnDeliveries = 0
@@ -171,7 +184,8 @@ struct BridgeOracleTests {
         }
         #expect(violations.isEmpty, "\(violations.description)")
         #expect(malformed.value == 0)
-        #expect(issues.value == refused, "each refused conversion is reported once: \(issues.value) reports for \(refused)")
+        #expect(
+            issues.value == refused, "each refused conversion is reported once: \(issues.value) reports for \(refused)")
         #expect(otherIssues.value.isEmpty)
         #expect(made.count > 0 && stamps.allSatisfy { !$0.isEmpty })
         let endCount = bus.subscriptionCount(of: NotificationEvent.self)
@@ -192,12 +206,14 @@ struct BridgeOracleTests {
         #expect(bus.subscriptionCount == 0)
 
         let posts = stamps.map(\.count).reduce(0, +)
-        print("bridge oracle, \(formatted(secondsSince(started))) s: \(Self.posters) threads posted \(posts) notifications "
-            + "(A and B alternately), \(Self.churners) threads made and disposed \(made.count) bus subscriptions "
-            + "(\(made.filter { $0.names == .b }.count) to B only, \(made.filter { $0.names == .both }.count) to both), "
-            + "\(Self.stable) stable subscribers got \(stableDeliveries) deliveries, the typed subscriber "
-            + "\(convertedGot.map(\.count).reduce(0, +)) converted events (\(refused) posts refused by the converter and "
-            + "reported), churn subscribers \(churnDeliveries) (\(required) required by the stamps); "
-            + "\(bus.notificationHooks.observerCalls.withLock { $0 }) observer calls, none after the last subscription ended")
+        print(
+            "bridge oracle, \(formatted(secondsSince(started))) s: \(Self.posters) threads posted \(posts) notifications "
+                + "(A and B alternately), \(Self.churners) threads made and disposed \(made.count) bus subscriptions "
+                + "(\(made.filter { $0.names == .b }.count) to B only, \(made.filter { $0.names == .both }.count) to both), "
+                + "\(Self.stable) stable subscribers got \(stableDeliveries) deliveries, the typed subscriber "
+                + "\(convertedGot.map(\.count).reduce(0, +)) converted events (\(refused) posts refused by the converter and "
+                + "reported), churn subscribers \(churnDeliveries) (\(required) required by the stamps); "
+                + "\(bus.notificationHooks.observerCalls.withLock { $0 }) observer calls, none after the last subscription ended"
+        )
     }
 }

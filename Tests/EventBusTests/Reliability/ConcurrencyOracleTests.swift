@@ -5,9 +5,9 @@ import Testing
 @testable import EventBusFoundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Battery item 1: the concurrency oracle. 4 threads dispatch, 2 threads subscribe and dispose in a
@@ -67,14 +67,17 @@ struct ConcurrencyOracleTests {
         let longLived = (0..<Self.longLived).map { index in
             let receipts = Shared(Receipts())
             let queue = queued ? DispatchQueue(label: "oracle.long.\(index)") : nil
-            let token = bus.on(OracleEvent.self).next(on: queue) { event in receipts.withLock { $0.seqs[event.thread].append(event.seq) } }
+            let token = bus.on(OracleEvent.self).next(on: queue) { event in
+                receipts.withLock { $0.seqs[event.thread].append(event.seq) }
+            }
             return (receipts, queue, token)
         }
         let startCount = bus.subscriptionCount
 
         let dispatchStamps = Shared([[(start: Int, end: Int)]](repeating: [], count: Self.dispatchers))
         let churns = Shared([Churn]())
-        let finished = concurrently(Self.dispatchers + Self.churners, timeout: .seconds(Int(stressSeconds) + 60)) { thread in
+        let finished = concurrently(Self.dispatchers + Self.churners, timeout: .seconds(Int(stressSeconds) + 60)) {
+            thread in
             if thread < Self.dispatchers {
                 var stamps: [(start: Int, end: Int)] = []
                 var seq = 0
@@ -119,9 +122,10 @@ struct ConcurrencyOracleTests {
                         mustEnd = clock.tick()
                         token.dispose()
                     }
-                    made.append(Churn(
-                        receipts: receipts, keyed: keyed, queue: queue, subscribeCalled: subscribeCalled,
-                        subscribeReturned: subscribeReturned, mustEnd: mustEnd, disposeReturned: clock.tick()))
+                    made.append(
+                        Churn(
+                            receipts: receipts, keyed: keyed, queue: queue, subscribeCalled: subscribeCalled,
+                            subscribeReturned: subscribeReturned, mustEnd: mustEnd, disposeReturned: clock.tick()))
                 }
                 churns.withLock { $0 += made }
             }
@@ -134,7 +138,9 @@ struct ConcurrencyOracleTests {
         let stamps = dispatchStamps.value
         var violations: [String] = []
         func violation(_ message: @autoclosure () -> String) {
-            if violations.count < 10 { violations.append(message()) } else if violations.count == 10 {
+            if violations.count < 10 {
+                violations.append(message())
+            } else if violations.count == 10 {
                 violations.append("…")
             }
         }
@@ -146,7 +152,9 @@ struct ConcurrencyOracleTests {
             for thread in 0..<Self.dispatchers {
                 longLivedDeliveries += seqs[thread].count
                 if seqs[thread] != Array(0..<stamps[thread].count) {
-                    violation("long-lived #\(index) got \(seqs[thread].count) of \(stamps[thread].count) events of thread \(thread), or out of order")
+                    violation(
+                        "long-lived #\(index) got \(seqs[thread].count) of \(stamps[thread].count) events of thread \(thread), or out of order"
+                    )
                 }
             }
         }
@@ -171,11 +179,13 @@ struct ConcurrencyOracleTests {
                 let mustFrom = partitionPoint(events.count) { events[$0].start > churn.subscribeReturned }
                 let mustTo = partitionPoint(events.count) { events[$0].end >= churn.mustEnd }
                 if zip(got, got.dropFirst()).contains(where: { $0 >= $1 }) {
-                    violation("churn #\(index) got thread \(thread)'s events duplicated or out of order: \(got.prefix(20))")
+                    violation(
+                        "churn #\(index) got thread \(thread)'s events duplicated or out of order: \(got.prefix(20))")
                 }
                 if let outside = got.first(where: { !(mayFrom..<mayTo).contains($0) }) {
-                    violation("churn #\(index) got event \(thread):\(outside), dispatched wholly outside its subscription "
-                        + "(may receive \(mayFrom)..<\(mayTo))")
+                    violation(
+                        "churn #\(index) got event \(thread):\(outside), dispatched wholly outside its subscription "
+                            + "(may receive \(mayFrom)..<\(mayTo))")
                 }
                 if churn.keyed, let odd = got.first(where: { $0 % 2 != 0 }) {
                     violation("keyed churn #\(index) got unkeyed event \(thread):\(odd)")
@@ -199,10 +209,11 @@ struct ConcurrencyOracleTests {
         #expect(bus.subscriptionCount == 0)
 
         let events = stamps.map(\.count).reduce(0, +)
-        print("oracle(\(queued ? "atQueue" : "sync")), \(formatted(secondsSince(started))) s: "
-            + "\(Self.dispatchers) threads dispatched \(events) events, \(Self.churners) threads made and disposed "
-            + "\(made.count) subscriptions (\(made.filter(\.keyed).count) keyed), \(Self.longLived) long-lived "
-            + "subscribers got \(longLivedDeliveries) deliveries, churn subscribers \(churnDeliveries) "
-            + "(\(mustDeliveries) required by the stamps); count \(startCount) → \(endCount)")
+        print(
+            "oracle(\(queued ? "atQueue" : "sync")), \(formatted(secondsSince(started))) s: "
+                + "\(Self.dispatchers) threads dispatched \(events) events, \(Self.churners) threads made and disposed "
+                + "\(made.count) subscriptions (\(made.filter(\.keyed).count) keyed), \(Self.longLived) long-lived "
+                + "subscribers got \(longLivedDeliveries) deliveries, churn subscribers \(churnDeliveries) "
+                + "(\(mustDeliveries) required by the stamps); count \(startCount) → \(endCount)")
     }
 }

@@ -23,7 +23,9 @@ struct IsolationAndBridgeBadInputTests {
         let seq: Int
     }
 
-    @Test("A converter returning nil skips that notification (reported once), from 4 posting threads; everyone else still gets it")
+    @Test(
+        "A converter returning nil skips that notification (reported once), from 4 posting threads; everyone else still gets it"
+    )
     func converterReturningNil() async {
         let center = NotificationCenter()
         let bus = EventBus(notificationCenter: center)
@@ -38,8 +40,10 @@ struct IsolationAndBridgeBadInputTests {
         }
         bus.bridge(notification: .reliabilityBadInput, to: Typed.self) { notification in
             // Refuses every third notification, and any without the expected payload.
-            guard let thread = notification.userInfo?["thread"] as? Int, let seq = notification.userInfo?["seq"] as? Int,
-                  seq % 3 != 0 else { return nil }
+            guard let thread = notification.userInfo?["thread"] as? Int,
+                let seq = notification.userInfo?["seq"] as? Int,
+                seq % 3 != 0
+            else { return nil }
             return Typed(thread: thread, seq: seq)
         }
         let threads = 4
@@ -49,12 +53,15 @@ struct IsolationAndBridgeBadInputTests {
         let legacy = Shared(0)
         bus.on(Typed.self).next { event in typed.withLock { $0[event.thread].append(event.seq) } }
         bus.on(notification: .reliabilityBadInput).next { _ in raw.increment() }
-        let observer = center.addObserver(forName: .reliabilityBadInput, object: nil, queue: nil) { _ in legacy.increment() }
+        let observer = center.addObserver(forName: .reliabilityBadInput, object: nil, queue: nil) { _ in
+            legacy.increment()
+        }
         defer { center.removeObserver(observer) }
 
         let finished = await concurrentlyAwaiting(threads, within: 60) { thread in
             for seq in 0..<perThread {
-                let notification = Notification(name: .reliabilityBadInput, object: nil, userInfo: ["thread": thread, "seq": seq])
+                let notification = Notification(
+                    name: .reliabilityBadInput, object: nil, userInfo: ["thread": thread, "seq": seq])
                 // Half through the center, half through the bus: the same path into the bridge.
                 if seq % 2 == 0 { center.post(notification) } else { bus.dispatch(notification) }
             }
@@ -69,13 +76,19 @@ struct IsolationAndBridgeBadInputTests {
         #expect(reports.value.count == threads * refusedPerThread + 1, "each skipped notification is reported once")
         #expect(reports.value.allSatisfy { $0 == -1 || $0 % 3 == 0 })
         #expect(otherIssues.value.isEmpty)
-        #expect(raw.value == threads * perThread + 1, "a skipped conversion does not hide the notification from other subscribers")
+        #expect(
+            raw.value == threads * perThread + 1,
+            "a skipped conversion does not hide the notification from other subscribers")
         #expect(legacy.value == threads * perThread + 1)
-        print("bad input: \(threads) threads posted \(threads * perThread + 1) notifications; \(reports.value.count) did not "
-            + "convert (skipped and reported), \(typed.value.map(\.count).reduce(0, +)) converted, each exactly once")
+        print(
+            "bad input: \(threads) threads posted \(threads * perThread + 1) notifications; \(reports.value.count) did not "
+                + "convert (skipped and reported), \(typed.value.map(\.count).reduce(0, +)) converted, each exactly once"
+        )
     }
 
-    @Test("A NotificationEvent subscription without a name is refused in every form: plain, owned, main-actor, stream, empty name table")
+    @Test(
+        "A NotificationEvent subscription without a name is refused in every form: plain, owned, main-actor, stream, empty name table"
+    )
     func unnamedNotificationSubscriptionRefused() async {
         let center = NotificationCenter()
         let bus = EventBus(notificationCenter: center)
@@ -102,7 +115,9 @@ struct IsolationAndBridgeBadInputTests {
         bus.dispatch(Notification(name: .reliabilityBadInput))
         #expect(MainQueue.drain())
         #expect(calls.value == 0)
-        #expect(bus.notificationHooks.observerCalls.withLock { $0 } == 0, "no observer was installed for a refused subscription")
+        #expect(
+            bus.notificationHooks.observerCalls.withLock { $0 } == 0,
+            "no observer was installed for a refused subscription")
         for token in tokens { token.dispose() }
         withExtendedLifetime(owner) {}
     }
@@ -135,16 +150,20 @@ struct IsolationAndBridgeBadInputTests {
             var bus: EventBus? = EventBus()
             weak let weakBus = bus
             bus!.on(Note.self).onMainActor().next { _ in mainActorCalls.increment() }
-            bus!.on(Note.self).onMainActor().freeWith(Sentinel()).next { _ in mainActorCalls.increment() }  // owner already gone
-            let stream = round % 2 == 0 ? bus!.events(of: Note.self) : bus!.events(of: Note.self, bufferingPolicy: .bufferingNewest(4))
-            consumers.append(Task {
-                var last = [Int.min, Int.min]
-                for await note in stream {
-                    if note.seq <= last[note.thread] { outOfOrder.increment() }
-                    last[note.thread] = note.seq
-                    streamed.increment()
-                }
-            })
+            // The owner is already gone:
+            bus!.on(Note.self).onMainActor().freeWith(Sentinel()).next { _ in mainActorCalls.increment() }
+            let stream =
+                round % 2 == 0
+                ? bus!.events(of: Note.self) : bus!.events(of: Note.self, bufferingPolicy: .bufferingNewest(4))
+            consumers.append(
+                Task {
+                    var last = [Int.min, Int.min]
+                    for await note in stream {
+                        if note.seq <= last[note.thread] { outOfOrder.increment() }
+                        last[note.thread] = note.seq
+                        streamed.increment()
+                    }
+                })
             let stop = Shared(false)
             let racing = DispatchSemaphore(value: 0)
             Thread.detach {
@@ -176,8 +195,9 @@ struct IsolationAndBridgeBadInputTests {
         #expect(allFinished, "a stream did not finish when its bus was deallocated")
         #expect(MainQueue.drain())
         #expect(outOfOrder.value == 0)
-        print("bad input: \(rounds) buses with main-actor subscribers and a stream torn down while another thread "
-            + "dispatched and subscribed; \(streamed.value) events streamed, \(mainActorCalls.value) main-actor deliveries, "
-            + "every stream finished")
+        print(
+            "bad input: \(rounds) buses with main-actor subscribers and a stream torn down while another thread "
+                + "dispatched and subscribed; \(streamed.value) events streamed, \(mainActorCalls.value) main-actor deliveries, "
+                + "every stream finished")
     }
 }

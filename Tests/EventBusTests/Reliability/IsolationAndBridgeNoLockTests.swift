@@ -56,7 +56,9 @@ struct IsolationAndBridgeNoLockTests {
         var testDescription: String { rawValue }
     }
 
-    @Test("User code on the isolation and bridge paths can wait on a thread calling into the bus", arguments: Path.allCases)
+    @Test(
+        "User code on the isolation and bridge paths can wait on a thread calling into the bus",
+        arguments: Path.allCases)
     func userCodeIsNotUnderTheLock(path: Path) async {
         let center = NotificationCenter()
         let bus = EventBus(notificationCenter: center)
@@ -138,12 +140,17 @@ struct IsolationAndBridgeNoLockTests {
         case .legacyObserverOfOutboundPost:
             let observer = center.addObserver(forName: .reliabilityProbe, object: nil, queue: nil) { _ in userCode() }
             defer { center.removeObserver(observer) }
-            bus.bridge(Typed.self) { event in Notification(name: .reliabilityProbe, object: nil, userInfo: ["value": event.value]) }
+            bus.bridge(Typed.self) { event in
+                Notification(name: .reliabilityProbe, object: nil, userInfo: ["value": event.value])
+            }
             bus.dispatch(Typed(value: 1))
         }
         let results = outcomes.value
         #expect(!results.isEmpty, "the user code did not run")
-        #expect(results.allSatisfy { $0 }, "user code waited on a bus call that could not complete: the bus held its lock")
-        print("no-lock probe \(path.rawValue): user code ran \(results.count)×, every bus call completed: \(results.allSatisfy { $0 })")
+        #expect(
+            results.allSatisfy { $0 }, "user code waited on a bus call that could not complete: the bus held its lock")
+        print(
+            "no-lock probe \(path.rawValue): user code ran \(results.count)×, every bus call completed: \(results.allSatisfy { $0 })"
+        )
     }
 }

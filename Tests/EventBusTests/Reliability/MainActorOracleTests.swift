@@ -5,9 +5,9 @@ import Testing
 @testable import EventBusFoundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Battery item 1, main-actor variant: the concurrency oracle with `onMainActor()` subscribers.
@@ -70,7 +70,8 @@ struct MainActorOracleTests {
         let dispatchStamps = Shared([[(start: Int, end: Int)]](repeating: [], count: Self.dispatchers))
         let churns = Shared([Churn]())
         let mainQueueTimeouts = Shared(0)
-        let finished = await concurrentlyAwaiting(Self.dispatchers + Self.churners, within: UInt64(stressSeconds) + 60) { thread in
+        let finished = await concurrentlyAwaiting(Self.dispatchers + Self.churners, within: UInt64(stressSeconds) + 60)
+        { thread in
             if thread == Self.onMainDispatcher {
                 // Dispatches from main-queue blocks of 64 events: synchronous main-actor delivery.
                 let stamps = Shared([(start: Int, end: Int)]())
@@ -84,7 +85,10 @@ struct MainActorOracleTests {
                             stamps.withLock { $0.append((start, end)) }
                         }
                     }
-                    if ran == nil { mainQueueTimeouts.increment(); break }
+                    if ran == nil {
+                        mainQueueTimeouts.increment()
+                        break
+                    }
                 }
                 dispatchStamps.withLock { $0[thread] = stamps.value }
             } else if thread < Self.dispatchers {
@@ -96,7 +100,10 @@ struct MainActorOracleTests {
                     stamps.append((start, clock.tick()))
                     seq += 1
                     // Back-pressure: the main queue is one thread; do not let it fall far behind.
-                    if seq % 128 == 0, !MainQueue.drain() { mainQueueTimeouts.increment(); break }
+                    if seq % 128 == 0, !MainQueue.drain() {
+                        mainQueueTimeouts.increment()
+                        break
+                    }
                 }
                 dispatchStamps.withLock { $0[thread] = stamps }
             } else {
@@ -118,7 +125,8 @@ struct MainActorOracleTests {
                     switch kind {
                     case .plain: token = bus.on(Tick.self).onMainActor().next { record($0) }
                     case .keyed: token = bus.on(Tick.self).onMainActor().ofType("even").next { record($0) }
-                    case .ownerPassing: token = bus.on(Tick.self).onMainActor().freeWith(owner).next { _, event in record(event) }
+                    case .ownerPassing:
+                        token = bus.on(Tick.self).onMainActor().freeWith(owner).next { _, event in record(event) }
                     }
                     let subscribeReturned = clock.tick()
                     let until = subscribeReturned + random.next(below: 40)
@@ -132,16 +140,24 @@ struct MainActorOracleTests {
                             token.dispose()
                             receipts.withLock { $0.disposeReturned = true }
                         }
-                        if ran == nil { mainQueueTimeouts.increment(); break }
+                        if ran == nil {
+                            mainQueueTimeouts.increment()
+                            break
+                        }
                     } else {
-                        if !MainQueue.drain() { mainQueueTimeouts.increment(); break }
+                        if !MainQueue.drain() {
+                            mainQueueTimeouts.increment()
+                            break
+                        }
                         token.dispose()
                     }
                     let disposeReturned = clock.tick()
                     withExtendedLifetime(owner) {}
-                    made.append(Churn(
-                        receipts: receipts, kind: kind, disposedOnMain: disposedOnMain, subscribeCalled: subscribeCalled,
-                        subscribeReturned: subscribeReturned, mustEnd: mustEnd, disposeReturned: disposeReturned))
+                    made.append(
+                        Churn(
+                            receipts: receipts, kind: kind, disposedOnMain: disposedOnMain,
+                            subscribeCalled: subscribeCalled,
+                            subscribeReturned: subscribeReturned, mustEnd: mustEnd, disposeReturned: disposeReturned))
                 }
                 churns.withLock { $0 += made }
             }
@@ -160,7 +176,9 @@ struct MainActorOracleTests {
             for thread in 0..<Self.dispatchers {
                 longLivedDeliveries += seqs[thread].count
                 if seqs[thread] != Array(0..<stamps[thread].count) {
-                    violations.add("long-lived #\(index) got \(seqs[thread].count) of \(stamps[thread].count) events of thread \(thread), or out of order")
+                    violations.add(
+                        "long-lived #\(index) got \(seqs[thread].count) of \(stamps[thread].count) events of thread \(thread), or out of order"
+                    )
                 }
             }
         }
@@ -172,7 +190,9 @@ struct MainActorOracleTests {
             let receipts = churn.receipts.value
             late += receipts.lateDeliveries
             if receipts.lateDeliveries > 0 {
-                violations.add("churn #\(index) (\(churn.kind)): \(receipts.lateDeliveries) deliveries started on the main queue after dispose() returned there")
+                violations.add(
+                    "churn #\(index) (\(churn.kind)): \(receipts.lateDeliveries) deliveries started on the main queue after dispose() returned there"
+                )
             }
             let counts = checkWindow(
                 "churn #\(index) (\(churn.kind))", got: receipts.seqs, stamps: stamps,
@@ -191,12 +211,13 @@ struct MainActorOracleTests {
         #expect(bus.subscriptionCount == 0)
 
         let events = stamps.map(\.count).reduce(0, +)
-        print("main-actor oracle, \(formatted(secondsSince(started))) s: \(Self.dispatchers - 1) background threads and "
-            + "the main queue dispatched \(events) events (\(stamps[Self.onMainDispatcher].count) on the main queue), "
-            + "\(Self.churners) threads made and disposed \(made.count) main-actor subscriptions "
-            + "(\(made.filter { $0.kind == .keyed }.count) keyed, \(made.filter { $0.kind == .ownerPassing }.count) owner-passing, "
-            + "\(made.filter(\.disposedOnMain).count) disposed on the main queue), \(Self.longLived) long-lived subscribers got "
-            + "\(longLivedDeliveries) deliveries, churn subscribers \(churnDeliveries) (\(required) required by the stamps), "
-            + "\(late) late; count \(startCount) → \(endCount)")
+        print(
+            "main-actor oracle, \(formatted(secondsSince(started))) s: \(Self.dispatchers - 1) background threads and "
+                + "the main queue dispatched \(events) events (\(stamps[Self.onMainDispatcher].count) on the main queue), "
+                + "\(Self.churners) threads made and disposed \(made.count) main-actor subscriptions "
+                + "(\(made.filter { $0.kind == .keyed }.count) keyed, \(made.filter { $0.kind == .ownerPassing }.count) owner-passing, "
+                + "\(made.filter(\.disposedOnMain).count) disposed on the main queue), \(Self.longLived) long-lived subscribers got "
+                + "\(longLivedDeliveries) deliveries, churn subscribers \(churnDeliveries) (\(required) required by the stamps), "
+                + "\(late) late; count \(startCount) → \(endCount)")
     }
 }

@@ -70,7 +70,9 @@ struct MemoryTests {
         #expect(bag.count <= 1)
         #expect(calls.value >= 7 * cycles / 4)  // 2 calls per cycle, 1 when the owner died first
         longLived.dispose()
-        print("memory: \(cycles) cycles (+50,000 warm-up) in \(formatted(secondsSince(started))) s, \(calls.value) handler calls; "
-            + "RSS baseline \(baseline >> 10) KiB, peak growth \(growth >> 10) KiB (limit 4096 KiB); bag holds \(bag.count)")
+        print(
+            "memory: \(cycles) cycles (+50,000 warm-up) in \(formatted(secondsSince(started))) s, \(calls.value) handler calls; "
+                + "RSS baseline \(baseline >> 10) KiB, peak growth \(growth >> 10) KiB (limit 4096 KiB); bag holds \(bag.count)"
+        )
     }
 }

@@ -4,9 +4,9 @@ import Testing
 @testable import EventBusFoundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Battery item 5: seeded random programs against the reference model in ModelProgram.swift.

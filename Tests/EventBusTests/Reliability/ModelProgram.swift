@@ -143,11 +143,12 @@ enum ModelProgram {
         var position = 0
         var ops: [ModelOp] = []
         while position < bytes.count, ops.count < maxDecodedOps {
-            ops.append(makeOp { bound in
-                guard position < bytes.count else { return 0 }
-                defer { position += 1 }
-                return Int(bytes[position]) % bound
-            })
+            ops.append(
+                makeOp { bound in
+                    guard position < bytes.count else { return 0 }
+                    defer { position += 1 }
+                    return Int(bytes[position]) % bound
+                })
         }
         return ops
     }
@@ -203,7 +204,8 @@ enum ModelProgram {
         let expected = model.run()
         deliveries?.pointee += expected.log.count
         let actual = BusRun(ops: ops).run()
-        let mismatch = expected.log.indices.first { $0 < actual.log.count && expected.log[$0] != actual.log[$0] }
+        let mismatch =
+            expected.log.indices.first { $0 < actual.log.count && expected.log[$0] != actual.log[$0] }
             ?? (expected.log.count == actual.log.count ? nil : min(expected.log.count, actual.log.count))
         if let index = mismatch {
             let want = index < expected.log.count ? "\(expected.log[index])" : "nothing more"
@@ -225,9 +227,10 @@ enum ModelProgram {
             return problem + "\n" + listing(ops, upTo: ops.count - 1)
         }
         if expected.finalDisposed != actual.finalDisposed {
-            let index = expected.finalDisposed.indices.first {
-                $0 < actual.finalDisposed.count && expected.finalDisposed[$0] != actual.finalDisposed[$0]
-            } ?? 0
+            let index =
+                expected.finalDisposed.indices.first {
+                    $0 < actual.finalDisposed.count && expected.finalDisposed[$0] != actual.finalDisposed[$0]
+                } ?? 0
             return "at the end, token #\(index).isDisposed is \(actual.finalDisposed[index]), "
                 + "model says \(expected.finalDisposed[index])\n" + listing(ops, upTo: ops.count - 1)
         }
@@ -314,7 +317,8 @@ final class BusRun: @unchecked Sendable {
             token.dispose()
             if case .disposeTwice = op { token.dispose() }
             if !token.isDisposed {
-                outcome.problems.append("op \(currentOp): token #\(tokens.count - 1 - n % tokens.count) is not disposed after dispose()")
+                outcome.problems.append(
+                    "op \(currentOp): token #\(tokens.count - 1 - n % tokens.count) is not disposed after dispose()")
             }
         case .releaseOwner(let slot):
             owners[slot] = nil
@@ -341,13 +345,15 @@ final class BusRun: @unchecked Sendable {
         }
     }
 
-    private func subscribe(_ kind: ModelEventKind, keys: [Int], slot: Int?, passesOwner: Bool, reaction: ModelReaction?) {
+    private func subscribe(_ kind: ModelEventKind, keys: [Int], slot: Int?, passesOwner: Bool, reaction: ModelReaction?)
+    {
         let index = tokens.count
         reactions.append(reaction)
-        let token = switch kind {
-        case .a: register(ModelEventA.self, index: index, keys: keys, slot: slot, passesOwner: passesOwner)
-        case .b: register(ModelEventB.self, index: index, keys: keys, slot: slot, passesOwner: passesOwner)
-        }
+        let token =
+            switch kind {
+            case .a: register(ModelEventA.self, index: index, keys: keys, slot: slot, passesOwner: passesOwner)
+            case .b: register(ModelEventB.self, index: index, keys: keys, slot: slot, passesOwner: passesOwner)
+            }
         tokens.append(token)
         if slot != nil, owners[slot!] == nil, !token.isDisposed {
             outcome.problems.append("op \(currentOp): freeWith a gone owner returned a live token #\(index)")
@@ -365,7 +371,9 @@ final class BusRun: @unchecked Sendable {
         }
         let owned = maker.freeWith(owners[slot])
         if passesOwner {
-            return owned.next { [unowned self] owner, event in self.deliver(index, event.serial, owner: owner.generation) }
+            return owned.next { [unowned self] owner, event in
+                self.deliver(index, event.serial, owner: owner.generation)
+            }
         }
         return owned.next { [unowned self] event in self.deliver(index, event.serial, owner: -1) }
     }
@@ -476,12 +484,15 @@ struct ReferenceModel {
         if !owners[owner].heldBySlot, owners[owner].calls == 0 { owners[owner].dead = true }
     }
 
-    private mutating func subscribe(_ kind: ModelEventKind, keys: [Int], slot: Int?, passesOwner: Bool, reaction: ModelReaction?) {
+    private mutating func subscribe(
+        _ kind: ModelEventKind, keys: [Int], slot: Int?, passesOwner: Bool, reaction: ModelReaction?
+    ) {
         let owner = slot.flatMap { slots[$0] }
         // `freeWith` an owner that is already gone: an inert, already disposed token.
         let inert = slot != nil && owner == nil
-        subscriptions.append(Subscription(
-            kind: kind, keys: keys, owner: owner, passesOwner: passesOwner, reaction: reaction, disposed: inert))
+        subscriptions.append(
+            Subscription(
+                kind: kind, keys: keys, owner: owner, passesOwner: passesOwner, reaction: reaction, disposed: inert))
     }
 
     private mutating func dispatch(_ kind: ModelEventKind, key: Int?) {
@@ -500,14 +511,16 @@ struct ReferenceModel {
                 guard !owners[owner].dead else { continue }
                 owners[owner].calls += 1
             }
-            outcome.log.append(ModelDelivery(
-                subscription: index, serial: eventSerial,
-                owner: subscription.passesOwner ? subscription.owner! : -1, op: currentOp))
+            outcome.log.append(
+                ModelDelivery(
+                    subscription: index, serial: eventSerial,
+                    owner: subscription.passesOwner ? subscription.owner! : -1, op: currentOp))
             if let reaction = subscription.reaction, depth < ModelProgram.maxDepth, budget > 0 {
                 budget -= 1
                 switch reaction {
                 case .dispatch(let kind, let key): dispatch(kind, key: key)
-                case .subscribe(let kind, let keys): subscribe(kind, keys: keys, slot: nil, passesOwner: false, reaction: nil)
+                case .subscribe(let kind, let keys):
+                    subscribe(kind, keys: keys, slot: nil, passesOwner: false, reaction: nil)
                 case .dispose(let n): subscriptions[subscriptions.count - 1 - n % subscriptions.count].disposed = true
                 case .disposeSelf: subscriptions[index].disposed = true
                 case .releaseOwner(let slot): release(slot)

@@ -85,7 +85,10 @@ struct NoUserCodeUnderLockTests {
             }
             bus.dispatch(Ping())
         case .closureReleaseOnDispose:
-            let token = { let c = capture(); return bus.on(Ping.self).next { _ in withExtendedLifetime(c) {} } }()
+            let token = {
+                let c = capture()
+                return bus.on(Ping.self).next { _ in withExtendedLifetime(c) {} }
+            }()
             token.dispose()
         case .closureReleaseOnDisposeFromItsHandler:
             let slot = Shared<EventToken?>(nil)
@@ -100,22 +103,34 @@ struct NoUserCodeUnderLockTests {
             slot.withLock { $0 = nil }
         case .closureReleaseOnBagDeinit:
             var bag: DisposeBag? = DisposeBag()
-            do { let c = capture(); bus.on(Ping.self).next { _ in withExtendedLifetime(c) {} }.disposed(by: bag!) }
+            do {
+                let c = capture()
+                bus.on(Ping.self).next { _ in withExtendedLifetime(c) {} }.disposed(by: bag!)
+            }
             bag = nil
         case .closureReleaseOnOwnerDeathAtDispatch:
             var owner: Sentinel? = Sentinel()
-            do { let c = capture(); bus.on(Ping.self).freeWith(owner).next { _ in withExtendedLifetime(c) {} } }
+            do {
+                let c = capture()
+                bus.on(Ping.self).freeWith(owner).next { _ in withExtendedLifetime(c) {} }
+            }
             owner = nil
             bus.dispatch(Ping())
         case .closureReleaseOnPurge:
             var owner: Sentinel? = Sentinel()
-            do { let c = capture(); bus.on(Ping.self).freeWith(owner).next { _ in withExtendedLifetime(c) {} } }
+            do {
+                let c = capture()
+                bus.on(Ping.self).freeWith(owner).next { _ in withExtendedLifetime(c) {} }
+            }
             owner = nil
             bus.purge()
         case .closureReleaseOnSweep:
             // A keyed subscription whose key is never dispatched: only the amortised sweep finds it.
             var owner: Sentinel? = Sentinel()
-            do { let c = capture(); bus.on(Ping.self).ofType("quiet").freeWith(owner).next { _ in withExtendedLifetime(c) {} } }
+            do {
+                let c = capture()
+                bus.on(Ping.self).ofType("quiet").freeWith(owner).next { _ in withExtendedLifetime(c) {} }
+            }
             owner = nil
             var operations = 0
             let turn = bus.index.dispatchesPerSweepTurn
@@ -136,7 +151,10 @@ struct NoUserCodeUnderLockTests {
         }
         let results = outcomes.value
         #expect(!results.isEmpty, "the user code did not run")
-        #expect(results.allSatisfy { $0 }, "user code waited on a bus call that could not complete: the bus held its lock")
-        print("no-lock probe \(path.rawValue): user code ran \(results.count)×, every bus call completed: \(results.allSatisfy { $0 })")
+        #expect(
+            results.allSatisfy { $0 }, "user code waited on a bus call that could not complete: the bus held its lock")
+        print(
+            "no-lock probe \(path.rawValue): user code ran \(results.count)×, every bus call completed: \(results.allSatisfy { $0 })"
+        )
     }
 }

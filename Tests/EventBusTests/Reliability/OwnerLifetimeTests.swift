@@ -5,9 +5,9 @@ import Testing
 @testable import EventBusFoundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Battery item 4: owner lifetimes under concurrency. 10,000 owners, each with one subscription,
@@ -125,14 +125,18 @@ struct OwnerLifetimeTests {
         bus.dispatch(Beat(n: 0))
         let state = book.state.value
         #expect(state.deinitFinished.allSatisfy { $0 })
-        #expect(state.deliveriesAfterDeinit.isEmpty, "handlers ran after their owner's deinit: \(state.deliveriesAfterDeinit.prefix(10))")
+        #expect(
+            state.deliveriesAfterDeinit.isEmpty,
+            "handlers ran after their owner's deinit: \(state.deliveriesAfterDeinit.prefix(10))")
         #expect(state.deinitsUnderLock == 0, "\(state.deinitsUnderLock) owner deinits ran under the bus lock")
         #expect(bus.subscriptionCount == 0)
-        #expect(state.closuresReleased == Self.owners, "\(Self.owners - state.closuresReleased) closures not yet released")
-        print("owner lifetimes, \(formatted(secondsSince(started))) s: \(Self.owners) owners released on \(Self.releasers) "
-            + "threads while \(Self.dispatchers) threads dispatched \(dispatched.value) events; \(state.deliveries) deliveries, "
-            + "0 after deinit: \(state.deliveriesAfterDeinit.isEmpty); deinits under lock: \(state.deinitsUnderLock); "
-            + "closures released: \(state.closuresReleased)")
+        #expect(
+            state.closuresReleased == Self.owners, "\(Self.owners - state.closuresReleased) closures not yet released")
+        print(
+            "owner lifetimes, \(formatted(secondsSince(started))) s: \(Self.owners) owners released on \(Self.releasers) "
+                + "threads while \(Self.dispatchers) threads dispatched \(dispatched.value) events; \(state.deliveries) deliveries, "
+                + "0 after deinit: \(state.deliveriesAfterDeinit.isEmpty); deinits under lock: \(state.deinitsUnderLock); "
+                + "closures released: \(state.closuresReleased)")
     }
 
     @Test("Owners released while the bus scans for dead owners are never deinitialized under its lock")
@@ -173,8 +177,9 @@ struct OwnerLifetimeTests {
         #expect(state.deinitFinished.allSatisfy { $0 })
         #expect(state.deinitsUnderLock == 0, "\(state.deinitsUnderLock) owner deinits ran under the bus lock")
         #expect(bus.subscriptionCount == 0)
-        print("owner scans, \(formatted(secondsSince(started))) s: \(count) owners made and released on 2 threads during "
-            + "\(scans.value) purges; deinits under lock: \(state.deinitsUnderLock)")
+        print(
+            "owner scans, \(formatted(secondsSince(started))) s: \(count) owners made and released on 2 threads during "
+                + "\(scans.value) purges; deinits under lock: \(state.deinitsUnderLock)")
     }
 
     @Test("A purge reclaims every dead subscription, whatever the key layout (found by the fuzzer)")
@@ -202,7 +207,9 @@ struct OwnerLifetimeTests {
         live.dispose()
     }
 
-    @Test("The bus never keeps an owner alive, even when its sweep runs in a dispatch nobody subscribes to (found by the fuzzer)")
+    @Test(
+        "The bus never keeps an owner alive, even when its sweep runs in a dispatch nobody subscribes to (found by the fuzzer)"
+    )
     func sweepNeverKeepsOwnersAlive() {
         struct Nobody: Event {}
         let bus = EventBus()

@@ -104,7 +104,9 @@ struct ReentrancyMatrixTests {
         func dispose() { token.value?.dispose() }
     }
 
-    @Test("Dispatching the same type from a handler is depth-first (sync) or queued behind (atQueue)", arguments: Mode.allCases)
+    @Test(
+        "Dispatching the same type from a handler is depth-first (sync) or queued behind (atQueue)",
+        arguments: Mode.allCases)
     func dispatchSameType(mode: Mode) {
         let h = Harness(mode)
         defer { h.close() }
@@ -146,7 +148,9 @@ struct ReentrancyMatrixTests {
         #expect(h.bus.subscriptionCount == 3)
     }
 
-    @Test("A handler disposing its own subscription is not called again; later ones still get the event", arguments: Mode.allCases)
+    @Test(
+        "A handler disposing its own subscription is not called again; later ones still get the event",
+        arguments: Mode.allCases)
     func disposeSelf(mode: Mode) {
         let h = Harness(mode)
         defer { h.close() }
@@ -178,7 +182,9 @@ struct ReentrancyMatrixTests {
         #expect(h.settledLog() == ["A0", "B0", "B1"])
     }
 
-    @Test("Disposing a later subscriber from a handler: it is not called, even for the current event", arguments: Mode.allCases)
+    @Test(
+        "Disposing a later subscriber from a handler: it is not called, even for the current event",
+        arguments: Mode.allCases)
     func disposeLater(mode: Mode) {
         let h = Harness(mode)
         defer { h.close() }
@@ -218,7 +224,9 @@ struct ReentrancyMatrixTests {
         deinit { log.append("owner deinit") }
     }
 
-    @Test("Releasing the owner from its handler: the call completes, later subscribers of that owner are skipped", arguments: Mode.allCases)
+    @Test(
+        "Releasing the owner from its handler: the call completes, later subscribers of that owner are skipped",
+        arguments: Mode.allCases)
     func releaseOwner(mode: Mode) {
         let h = Harness(mode)
         defer { h.close() }
@@ -238,7 +246,9 @@ struct ReentrancyMatrixTests {
         #expect(h.bus.subscriptionCount == 1)
     }
 
-    @Test("A captured object whose deinit dispatches, released after the handler disposed itself", arguments: Mode.allCases)
+    @Test(
+        "A captured object whose deinit dispatches, released after the handler disposed itself",
+        arguments: Mode.allCases)
     func captureDeinitDispatches(mode: Mode) {
         let h = Harness(mode)
         defer { h.close() }
@@ -260,9 +270,11 @@ struct ReentrancyMatrixTests {
         h.dispatch(Tick(n: 1))
         // sync: the closure's last reference is the dispatch's snapshot, dropped after the fan-out,
         // before `dispatch` returns; queued: it is the queued delivery, dropped when A's block ends.
-        #expect(h.settledLog() == (mode == .sync
-            ? ["A0", "B0", "capture deinit", "C:other", "dispatch returned", "B1"]
-            : ["A0", "capture deinit", "B0", "C:other", "dispatch returned", "B1"]))
+        #expect(
+            h.settledLog()
+                == (mode == .sync
+                    ? ["A0", "B0", "capture deinit", "C:other", "dispatch returned", "B1"]
+                    : ["A0", "capture deinit", "B0", "C:other", "dispatch returned", "B1"]))
     }
 
     @Test("A captured object whose deinit disposes another subscription", arguments: Mode.allCases)
@@ -285,9 +297,11 @@ struct ReentrancyMatrixTests {
         c.token.withLock { $0 = h.on(Tick.self).next { h.record("C\($0.n)") } }
         h.dispatch(Tick(n: 0))
         h.dispatch(Tick(n: 1))
-        #expect(h.settledLog() == (mode == .sync
-            ? ["A0", "B0", "C0", "capture deinit", "B1"]
-            : ["A0", "capture deinit", "B0", "B1"]))
+        #expect(
+            h.settledLog()
+                == (mode == .sync
+                    ? ["A0", "B0", "C0", "capture deinit", "B1"]
+                    : ["A0", "capture deinit", "B0", "B1"]))
         #expect(h.bus.subscriptionCount == 1)
     }
 
@@ -302,7 +316,8 @@ struct ReentrancyMatrixTests {
         }
         h.on(Tick.self).next { h.record("B\($0.n)") }
         h.dispatch(Tick(n: 0))
-        let expected = mode == .sync
+        let expected =
+            mode == .sync
             ? (0...depth).map { "A\($0)" } + (0...depth).reversed().map { "B\($0)" }
             : (0...depth).flatMap { ["A\($0)", "B\($0)"] }
         let log = h.settledLog()

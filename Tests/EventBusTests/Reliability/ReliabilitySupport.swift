@@ -4,9 +4,9 @@ import Dispatch
 @testable import EventBusFoundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 // Helpers for the reliability battery (Tests/EventBusTests/Reliability/).
@@ -23,7 +23,12 @@ final class LogicalClock: Sendable {
     private let value = Shared(0)
 
     /// Advances the clock and returns the new time.
-    func tick() -> Int { value.withLock { $0 += 1; return $0 } }
+    func tick() -> Int {
+        value.withLock {
+            $0 += 1
+            return $0
+        }
+    }
 
     /// The current time, without advancing it.
     var now: Int { value.value }
@@ -68,29 +73,29 @@ final class DeinitAction: @unchecked Sendable {
 /// The process's resident set size in bytes, from /proc/self/statm; `nil` where there is no /proc.
 func residentBytes() -> Int? {
     #if os(Linux)
-    guard let file = fopen("/proc/self/statm", "r") else { return nil }
-    defer { fclose(file) }
-    var size = 0
-    var resident = 0
-    guard fscanf_statm(file, &size, &resident) else { return nil }
-    return resident * Int(sysconf(Int32(_SC_PAGESIZE)))
+        guard let file = fopen("/proc/self/statm", "r") else { return nil }
+        defer { fclose(file) }
+        var size = 0
+        var resident = 0
+        guard readStatm(file, &size, &resident) else { return nil }
+        return resident * Int(sysconf(Int32(_SC_PAGESIZE)))
     #else
-    return nil
+        return nil
     #endif
 }
 
 #if os(Linux)
-/// Reads the first two numbers of /proc/self/statm (fscanf is not available to Swift: variadic).
-private func fscanf_statm(_ file: UnsafeMutablePointer<FILE>, _ size: inout Int, _ resident: inout Int) -> Bool {
-    var buffer = [CChar](repeating: 0, count: 128)
-    guard fgets(&buffer, Int32(buffer.count), file) != nil else { return false }
-    let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    let fields = line.split(separator: " ")
-    guard fields.count >= 2, let first = Int(fields[0]), let second = Int(fields[1]) else { return false }
-    size = first
-    resident = second
-    return true
-}
+    /// Reads the first two numbers of /proc/self/statm (fscanf is not available to Swift: variadic).
+    private func readStatm(_ file: UnsafeMutablePointer<FILE>, _ size: inout Int, _ resident: inout Int) -> Bool {
+        var buffer = [CChar](repeating: 0, count: 128)
+        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return false }
+        let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let fields = line.split(separator: " ")
+        guard fields.count >= 2, let first = Int(fields[0]), let second = Int(fields[1]) else { return false }
+        size = first
+        resident = second
+        return true
+    }
 #endif
 
 /// The first index in `0..<count` for which `isAfter` is true, given that it is monotonic
@@ -120,7 +125,8 @@ func formatted(_ seconds: Double) -> String {
 /// Runs `count` copies of `body`, each on its own thread, and awaits them without blocking a
 /// cooperative thread (it polls); returns whether all finished within `seconds`. The async stress
 /// tests use it so that their consumer tasks keep the cooperative pool while the threads run.
-func concurrentlyAwaiting(_ count: Int, within seconds: UInt64, _ body: @escaping @Sendable (Int) -> Void) async -> Bool {
+func concurrentlyAwaiting(_ count: Int, within seconds: UInt64, _ body: @escaping @Sendable (Int) -> Void) async -> Bool
+{
     let finished = Shared(0)
     for index in 0..<count {
         Thread.detach {
@@ -177,14 +183,16 @@ func checkWindow(
         let seqs = got[thread]
         received += seqs.count
         let mayFrom = partitionPoint(events.count) { events[$0].end > subscribeCalled }
-        let mayTo = disposeReturned.map { end in partitionPoint(events.count) { events[$0].start > end } } ?? events.count
+        let mayTo =
+            disposeReturned.map { end in partitionPoint(events.count) { events[$0].start > end } } ?? events.count
         let mustFrom = partitionPoint(events.count) { events[$0].start > subscribeReturned }
         if zip(seqs, seqs.dropFirst()).contains(where: { $0 >= $1 }) {
             violations.add("\(label) got thread \(thread)'s events duplicated or out of order: \(seqs.prefix(20))")
         }
         if let outside = seqs.first(where: { !(mayFrom..<mayTo).contains($0) }) {
-            violations.add("\(label) got event \(thread):\(outside), dispatched wholly outside its subscription "
-                + "(may receive \(mayFrom)..<\(mayTo))")
+            violations.add(
+                "\(label) got event \(thread):\(outside), dispatched wholly outside its subscription "
+                    + "(may receive \(mayFrom)..<\(mayTo))")
         }
         if let unselected = seqs.first(where: { !accepts($0) }) {
             violations.add("\(label) got event \(thread):\(unselected), which its keys do not select")

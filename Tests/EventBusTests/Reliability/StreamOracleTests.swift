@@ -5,9 +5,9 @@ import Testing
 @testable import EventBusFoundation
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Battery item 1, stream variant: the concurrency oracle with `AsyncStream` subscribers. 4 threads
@@ -80,7 +80,8 @@ struct StreamOracleTests {
         let dispatchStamps = Shared([[(start: Int, end: Int)]](repeating: [], count: Self.dispatchers))
         let churns = Shared([Churn]())
         let paceTimeouts = Shared(0)
-        let finished = await concurrentlyAwaiting(Self.dispatchers + Self.churners, within: UInt64(stressSeconds) + 60) { thread in
+        let finished = await concurrentlyAwaiting(Self.dispatchers + Self.churners, within: UInt64(stressSeconds) + 60)
+        { thread in
             if thread < Self.dispatchers {
                 var stamps: [(start: Int, end: Int)] = []
                 var seq = 0
@@ -128,9 +129,10 @@ struct StreamOracleTests {
                     case .cancel: task.cancel()
                     case .breakAfterMustEnd: consumer.stopAfter.withLock { $0 = mustEnd }
                     }
-                    made.append(Churn(
-                        consumer: consumer, keyed: keyed, ending: ending, subscribeCalled: subscribeCalled,
-                        subscribeReturned: subscribeReturned, mustEnd: mustEnd))
+                    made.append(
+                        Churn(
+                            consumer: consumer, keyed: keyed, ending: ending, subscribeCalled: subscribeCalled,
+                            subscribeReturned: subscribeReturned, mustEnd: mustEnd))
                 }
                 churns.withLock { $0 += made }
             }
@@ -143,9 +145,12 @@ struct StreamOracleTests {
         let made = churns.value
         let consumers = longLived.map(\.0) + made.map(\.consumer)
         let allStopped = await AsyncWait.until(within: 30) { consumers.allSatisfy { $0.finished.value } }
-        #expect(allStopped, "\(consumers.filter { !$0.finished.value }.count) of \(consumers.count) consumers did not stop")
+        #expect(
+            allStopped, "\(consumers.filter { !$0.finished.value }.count) of \(consumers.count) consumers did not stop")
         let countBackToZero = await AsyncWait.until(within: 10) { bus.subscriptionCount == 0 }
-        #expect(countBackToZero, "\(bus.subscriptionCount) stream subscriptions still registered after all consumers stopped")
+        #expect(
+            countBackToZero,
+            "\(bus.subscriptionCount) stream subscriptions still registered after all consumers stopped")
 
         let stamps = dispatchStamps.value
         let violations = Violations()
@@ -155,7 +160,9 @@ struct StreamOracleTests {
             for thread in 0..<Self.dispatchers {
                 longLivedDeliveries += seqs[thread].count
                 if seqs[thread] != Array(0..<stamps[thread].count) {
-                    violations.add("long-lived stream #\(index) got \(seqs[thread].count) of \(stamps[thread].count) events of thread \(thread), or out of order")
+                    violations.add(
+                        "long-lived stream #\(index) got \(seqs[thread].count) of \(stamps[thread].count) events of thread \(thread), or out of order"
+                    )
                 }
             }
         }
@@ -178,11 +185,12 @@ struct StreamOracleTests {
         #expect(made.count > 0 && stamps.allSatisfy { !$0.isEmpty })
 
         let events = stamps.map(\.count).reduce(0, +)
-        print("stream oracle, \(formatted(secondsSince(started))) s: \(Self.dispatchers) threads dispatched \(events) events, "
-            + "\(Self.churners) threads made \(made.count) streams (\(made.filter(\.keyed).count) keyed, "
-            + "\(made.filter { $0.ending == .cancel }.count) ended by cancel, "
-            + "\(made.filter { $0.ending == .breakAfterMustEnd }.count) by break), \(Self.longLived) long-lived streams got "
-            + "\(longLivedDeliveries) events, churn streams \(churnDeliveries) (\(required) required by the stamps); "
-            + "count \(Self.longLived) → \(bus.subscriptionCount)")
+        print(
+            "stream oracle, \(formatted(secondsSince(started))) s: \(Self.dispatchers) threads dispatched \(events) events, "
+                + "\(Self.churners) threads made \(made.count) streams (\(made.filter(\.keyed).count) keyed, "
+                + "\(made.filter { $0.ending == .cancel }.count) ended by cancel, "
+                + "\(made.filter { $0.ending == .breakAfterMustEnd }.count) by break), \(Self.longLived) long-lived streams got "
+                + "\(longLivedDeliveries) events, churn streams \(churnDeliveries) (\(required) required by the stamps); "
+                + "count \(Self.longLived) → \(bus.subscriptionCount)")
     }
 }

@@ -61,7 +61,9 @@ func onAnotherThread(timeout: DispatchTimeInterval = defaultTimeout, _ body: @es
 
 /// Runs `count` copies of `body` concurrently, each on its own thread, and waits for all.
 @discardableResult
-func concurrently(_ count: Int, timeout: DispatchTimeInterval = defaultTimeout, _ body: @escaping @Sendable (Int) -> Void) -> Bool {
+func concurrently(
+    _ count: Int, timeout: DispatchTimeInterval = defaultTimeout, _ body: @escaping @Sendable (Int) -> Void
+) -> Bool {
     let group = DispatchGroup()
     for index in 0..<count {
         group.enter()

@@ -7,7 +7,7 @@
 #   ./check-allocations.sh --update   # rewrite the thresholds from a run (review the diff!)
 #
 # Targets the thresholds encode (per 1,000 operations): synchronous publish 0 at every N;
-# subscribe+dispose 2,000 (2 per pair) at every population. Exit status: 0 pass, 1 fail.
+# subscribe+dispose 1,000 (1 per pair: the node) at every population. Exit status: 0 pass, 1 fail.
 set -uo pipefail
 cd "$(dirname "$0")"
 

@@ -29,8 +29,16 @@ struct SweepBatch: ~Copyable {
         guard first != nil else { return }
         let firstDead = first.map(Self.ownerIsGone) ?? false
         let secondDead = second.map(Self.ownerIsGone) ?? false
-        guard firstDead || secondDead else { return }
-        container.reclaim([firstDead ? first : nil, secondDead ? second : nil].compactMap { $0?.handle })
+        // Without allocating (an array of the two would be one allocation per reclaim).
+        switch (firstDead ? first?.handle : nil, secondDead ? second?.handle : nil) {
+        case (let one?, let other?):
+            container.reclaim(CollectionOfOne(one))
+            container.reclaim(CollectionOfOne(other))
+        case (let one?, nil), (nil, let one?):
+            container.reclaim(CollectionOfOne(one))
+        case (nil, nil):
+            break
+        }
     }
 
     /// Whether `node` is live and its owner gone. (Loading the owner retains it: call it with no

@@ -46,19 +46,35 @@ struct BridgeRegressionTests {
         #expect(readInDeinit.value)
     }
 
-    @Test("An outbound bridge posts every event of its type once, whatever its key (even one starting with U+0000)")
+    @Test(
+        "An outbound bridge is a plain subscription: it posts every event of its type once, whatever its key (even one starting with U+0000, formerly the reserved outbound key)"
+    )
     func everyKeyIsPostedOnce() {
         let center = NotificationCenter()
         let bus = EventBus(notificationCenter: center)
-        let posts = Shared(0)
-        let observer = center.addObserver(forName: Self.name, object: nil, queue: nil) { _ in posts.increment() }
-        let bridge = bus.bridge(JSONEvent.self) { _ in Notification(name: Self.name) }
+        let posted = Shared<[String]>([])
+        let observer = center.addObserver(forName: Self.name, object: nil, queue: nil) { notification in
+            posted.append(notification.userInfo?["id"] as? String ?? "?")
+        }
+        defer { center.removeObserver(observer) }
+        let bridge = bus.bridge(JSONEvent.self) { event in
+            Notification(name: Self.name, object: nil, userInfo: ["id": event.id])
+        }
+        #expect(bus.subscriptionCount(of: JSONEvent.self) == 1, "the bridge counts as one subscription, no hidden key")
+        let reservedLooking = "\u{0}EventBus.outboundNotificationBridge"
+        let keyed = Shared(0)
+        let keyedToken = bus.on(JSONEvent.self).ofType(reservedLooking).next { _ in keyed.increment() }
 
-        bus.dispatch(JSONEvent(id: "\u{0}EventBus.outboundNotificationBridge"))
+        bus.dispatch(JSONEvent(id: reservedLooking))
+        bus.dispatch(JSONEvent(id: "\u{0}"))
         bus.dispatch(JSONEvent(id: "ordinary"))
 
-        #expect(posts.value == 2)
+        #expect(posted.value == [reservedLooking, "\u{0}", "ordinary"])
+        #expect(keyed.value == 1, "a typed subscriber of that key gets it too")
         bridge.dispose()
-        center.removeObserver(observer)
+        keyedToken.dispose()
+        #expect(bus.subscriptionCount(of: JSONEvent.self) == 0)
+        bus.dispatch(JSONEvent(id: "after"))
+        #expect(posted.value.count == 3)
     }
 }

@@ -10,8 +10,8 @@ extension Notification.Name {
     static let bridgeB = Notification.Name("EventBusTests.bridge.B")
 }
 
-/// A bus on a private center (never `.default`), with the bridge's observer-call counter and a
-/// recorder for its issues.
+/// A bus on a private center (never `.default`), with the number of observers the bridge has on it
+/// and a recorder for its issues.
 private struct BridgeFixture {
     let center = NotificationCenter()
     let bus: EventBus
@@ -23,8 +23,8 @@ private struct BridgeFixture {
         bus.notificationBridgeIssueHandler = { issues.append("\($0)") }
     }
 
-    /// Calls the center made into this bus's observer blocks so far.
-    var observerCalls: Int { bus.notificationHooks.observerCalls.withLock { $0 } }
+    /// The observers this bus has installed on its center now (one per subscribed name).
+    var installedObservers: Int { bus.notificationHooks.installedObservers.withLock { $0 } }
 
     /// Adds a legacy observer that counts the notifications named `name`.
     func legacyObserver(_ name: Notification.Name, count: Shared<Int>) -> any NSObjectProtocol {
@@ -37,80 +37,131 @@ struct NotificationToBusTests {
     @Test("a posted notification reaches every subscriber to its name once, through one observer")
     func oneObserverPerName() {
         let fixture = BridgeFixture()
+        let legacy = Shared(0)
+        let observer = fixture.legacyObserver(.bridgeA, count: legacy)
+        defer { fixture.center.removeObserver(observer) }
         let received = Shared<[String]>([])
         let t1 = fixture.bus.on(notification: .bridgeA).next { received.append("1:\($0.name.rawValue)") }
         let t2 = fixture.bus.on(NotificationEvent.self).ofType(Notification.Name.bridgeA.rawValue).next { _ in
             received.append("2")
         }
+        #expect(fixture.installedObservers == 1)  // one observer for .bridgeA, whatever the subscriptions
         let t3 = fixture.bus.on(notification: .bridgeB).ofType(.bridgeA).next { _ in received.append("3") }
+        #expect(fixture.installedObservers == 2)  // and one for .bridgeB
 
         fixture.center.post(name: .bridgeA, object: nil)
 
         #expect(received.value.sorted() == ["1:EventBusTests.bridge.A", "2", "3"])
-        #expect(fixture.observerCalls == 1)  // one observer for .bridgeA, whatever the subscriptions
-        for token in [t1, t2, t3] { token.dispose() }
+        #expect(legacy.value == 1)
+        // The observers stay while any subscription names them: t3 still names both.
+        t1.dispose()
+        t2.dispose()
+        #expect(fixture.installedObservers == 2)
+        t3.dispose()
+        #expect(fixture.installedObservers == 0)
     }
 
     @Test("dispose stops delivery, and the observer leaves the center with the last subscription")
     func disposeAndObserverRemoval() {
         let fixture = BridgeFixture()
+        let legacy = Shared(0)  // counts the posts: each one below does reach the center
+        let observer = fixture.legacyObserver(.bridgeA, count: legacy)
+        defer { fixture.center.removeObserver(observer) }
         let first = Shared(0)
         let second = Shared(0)
         let t1 = fixture.bus.on(notification: .bridgeA).next { _ in first.increment() }
         let t2 = fixture.bus.on(notification: .bridgeA).next { _ in second.increment() }
+        #expect(fixture.installedObservers == 1)
 
         fixture.center.post(name: .bridgeA, object: nil)
-        #expect(first.value == 1 && second.value == 1 && fixture.observerCalls == 1)
+        #expect(first.value == 1 && second.value == 1)
 
         t1.dispose()
+        #expect(fixture.installedObservers == 1)
         fixture.center.post(name: .bridgeA, object: nil)
-        #expect(first.value == 1 && second.value == 2 && fixture.observerCalls == 2)
+        #expect(first.value == 1 && second.value == 2)
 
         t2.dispose()
+        #expect(fixture.installedObservers == 0)  // the last subscription took the observer with it
         fixture.center.post(name: .bridgeA, object: nil)
-        #expect(second.value == 2)
-        #expect(fixture.observerCalls == 2)  // the center no longer calls in: the observer is gone
+        #expect(first.value == 1 && second.value == 2)
+        #expect(legacy.value == 3)
 
-        // A new subscription installs a new observer.
+        // A new subscription installs a new observer, and takes it away when it ends.
         let t3 = fixture.bus.on(notification: .bridgeA).next { _ in first.increment() }
+        #expect(fixture.installedObservers == 1)
         fixture.center.post(name: .bridgeA, object: nil)
-        #expect(first.value == 2 && fixture.observerCalls == 3)
+        #expect(first.value == 2)
         t3.dispose()
+        #expect(fixture.installedObservers == 0)
         fixture.center.post(name: .bridgeA, object: nil)
-        #expect(first.value == 2 && fixture.observerCalls == 3)
+        #expect(first.value == 2 && second.value == 2)
+        #expect(legacy.value == 5)
     }
 
     @Test("the observer is removed when the last subscription ends by owner death, bag or bus deinit")
     func observerRemovalOtherEnds() {
         let fixture = BridgeFixture()
+        let delivered = Shared(0)
         var owner: Sentinel? = Sentinel()
-        fixture.bus.on(notification: .bridgeA).freeWith(owner).next { _ in }
+        fixture.bus.on(notification: .bridgeA).freeWith(owner).next { _ in delivered.increment() }
         fixture.center.post(name: .bridgeA, object: nil)
-        #expect(fixture.observerCalls == 1)
+        #expect(delivered.value == 1 && fixture.installedObservers == 1)
         owner = nil
-        fixture.bus.purge()
+        fixture.bus.purge()  // a synchronous subscription: its owner is reclaimed on this thread
+        #expect(fixture.installedObservers == 0)
         fixture.center.post(name: .bridgeA, object: nil)
-        #expect(fixture.observerCalls == 1)
+        #expect(delivered.value == 1)
 
         var bag: DisposeBag? = DisposeBag()
-        fixture.bus.on(notification: .bridgeB).next { _ in }.disposed(by: bag!)
+        fixture.bus.on(notification: .bridgeB).next { _ in delivered.increment() }.disposed(by: bag!)
         fixture.center.post(name: .bridgeB, object: nil)
-        #expect(fixture.observerCalls == 2)
+        #expect(delivered.value == 2 && fixture.installedObservers == 1)
         bag = nil
+        #expect(fixture.installedObservers == 0)
         fixture.center.post(name: .bridgeB, object: nil)
-        #expect(fixture.observerCalls == 2)
+        #expect(delivered.value == 2)
 
         let center = NotificationCenter()
+        let legacy = Shared(0)
+        let observer = center.addObserver(forName: .bridgeA, object: nil, queue: nil) { _ in legacy.increment() }
+        defer { center.removeObserver(observer) }
         var bus: EventBus? = EventBus(notificationCenter: center)
-        let calls = bus!.notificationHooks.observerCalls
+        let installed = bus!.notificationHooks.installedObservers  // shares the bus's counter
         weak let weakBus = bus
-        bus!.on(notification: .bridgeA).next { _ in }
+        bus!.on(notification: .bridgeA).next { _ in delivered.increment() }
         center.post(name: .bridgeA, object: nil)
-        #expect(calls.withLock { $0 } == 1)
+        #expect(delivered.value == 3 && installed.withLock { $0 } == 1)
         bus = nil
         #expect(weakBus == nil)  // the center's observer does not keep the bus alive
+        #expect(installed.withLock { $0 } == 0)  // and it left the center with the bus
         center.post(name: .bridgeA, object: nil)
-        #expect(calls.withLock { $0 } == 1)
+        #expect(delivered.value == 3)
+        #expect(legacy.value == 2)
+    }
+
+    @Test("a main-actor subscription to several names: on(notification:).onMainActor().ofType(name)")
+    func mainActorSeveralNames() {
+        let fixture = BridgeFixture()
+        let received = Shared<[String]>([])
+        let offMainQueue = Shared(0)
+        let token = fixture.bus.on(notification: .bridgeA).onMainActor().ofType(.bridgeB).next { event in
+            if !isOnMainQueue { offMainQueue.increment() }
+            received.append(event.name.rawValue)
+        }
+        #expect(fixture.installedObservers == 2)
+
+        fixture.center.post(name: .bridgeA, object: nil)  // posted off the main queue: enqueued there
+        fixture.center.post(name: .bridgeB, object: nil)
+        #expect(MainQueue.drain())
+        #expect(received.value == [Notification.Name.bridgeA.rawValue, Notification.Name.bridgeB.rawValue])
+        #expect(offMainQueue.value == 0)
+
+        token.dispose()
+        #expect(fixture.installedObservers == 0)
+        fixture.center.post(name: .bridgeA, object: nil)
+        #expect(MainQueue.drain())
+        #expect(received.value.count == 2)
     }
 
     @Test("a subscription filtered by sender gets only that sender's notifications")
@@ -128,6 +179,9 @@ struct NotificationToBusTests {
             fromAlice.increment()
         }
         fixture.bus.on(notification: .bridgeA).next { _ in fromAnyone.increment() }
+        let fromBob = Shared(0)
+        let bobToken = fixture.bus.on(notification: .bridgeA, object: bob).next { _ in fromBob.increment() }
+        #expect(fixture.installedObservers == 1)  // one observer for the name, whatever the senders
 
         fixture.center.post(name: .bridgeA, object: alice)
         fixture.center.post(name: .bridgeA, object: bob)
@@ -135,9 +189,12 @@ struct NotificationToBusTests {
         fixture.center.post(name: .bridgeA, object: "a value, not an object")
 
         #expect(fromAlice.value == 1)
+        #expect(fromBob.value == 1)
         #expect(wrongSender.value == 0)
-        #expect(fromAnyone.value == 4)
-        #expect(fixture.observerCalls == 4)  // still one observer for the name
+        #expect(fromAnyone.value == 4)  // each post once: a single observer for the name
+        bobToken.dispose()
+        #expect(fixture.installedObservers == 1)  // the other subscriptions still name it
+        withExtendedLifetime((alice, bob)) {}
     }
 
     @Test("a subscription to NotificationEvent without a name is refused and reported")
@@ -154,8 +211,8 @@ struct NotificationToBusTests {
         #expect(fixture.issues.value.allSatisfy { $0.contains("without a name was refused") })
         fixture.bus.dispatch(Notification(name: .bridgeA))
         fixture.center.post(name: .bridgeA, object: nil)
-        #expect(calls.withLock { $0 } == 0)
-        #expect(fixture.observerCalls == 0)
+        #expect(calls.value == 0)
+        #expect(fixture.installedObservers == 0)
     }
 
     @Test("exactly once: 2 threads post 10,000 notifications each while a third subscribes and disposes")
@@ -164,7 +221,7 @@ struct NotificationToBusTests {
         let perThread = 10_000
         let stableSeen = Shared<Set<Int>>([])
         let stableDuplicates = Shared(0)
-        fixture.bus.on(notification: .bridgeA).next { event in
+        let stable = fixture.bus.on(notification: .bridgeA).next { event in
             let seq = event.userInfo?["seq"] as? Int ?? -1
             stableSeen.withLock { if !$0.insert(seq).inserted { stableDuplicates.increment() } }
         }
@@ -172,6 +229,9 @@ struct NotificationToBusTests {
         let churnDeliveries = Shared(0)
         let churnSubscriptions = Shared(0)
         let postersDone = Shared(0)
+        let legacyB = Shared(0)
+        let observerB = fixture.legacyObserver(.bridgeB, count: legacyB)
+        defer { fixture.center.removeObserver(observerB) }
 
         let finished = concurrently(3, timeout: .seconds(120)) { index in
             if index < 2 {
@@ -205,7 +265,7 @@ struct NotificationToBusTests {
         }
         #expect(finished)
         print(
-            "bridge churn: 2 posting threads × \(perThread) notifications, 1 thread made \(churnSubscriptions.value) subscriptions (\(churnDeliveries.value) deliveries to them), \(fixture.observerCalls) observer calls"
+            "bridge churn: 2 posting threads × \(perThread) notifications, 1 thread made \(churnSubscriptions.value) subscriptions (\(churnDeliveries.value) deliveries to them), \(legacyB.value) .bridgeB posts seen by a legacy observer, \(fixture.installedObservers) observer left installed"
         )
 
         #expect(stableSeen.value.count == perThread)  // every .bridgeA post (10,000 of 20,000)
@@ -213,12 +273,17 @@ struct NotificationToBusTests {
         #expect(stableDuplicates.value == 0)
         #expect(churnDuplicates.value == 0)
         #expect(churnSubscriptions.value > 0)
+        #expect(legacyB.value == perThread)  // every .bridgeB post reached the center once
 
-        // The churn ended with no subscription to .bridgeB: its observer is gone.
-        let calls = fixture.observerCalls
-        fixture.center.post(name: .bridgeB, object: nil)
-        #expect(fixture.observerCalls == calls)
+        // The churn ended with no subscription to .bridgeB: its observer is gone, only the stable
+        // subscriber's .bridgeA observer is left, and it goes with that subscriber.
+        #expect(fixture.installedObservers == 1)
         #expect(fixture.bus.subscriptionCount(of: NotificationEvent.self) == 1)
+        let deliveries = churnDeliveries.value
+        fixture.center.post(name: .bridgeB, object: nil)
+        #expect(churnDeliveries.value == deliveries && legacyB.value == perThread + 1)
+        stable.dispose()
+        #expect(fixture.installedObservers == 0)
     }
 }
 
@@ -234,19 +299,29 @@ struct BusToNotificationTests {
         // No bus subscriber: legacy observers still see it.
         fixture.bus.dispatch(Notification(name: .bridgeA))
         #expect(legacy.value == 1)
-        #expect(fixture.observerCalls == 0)
+        #expect(fixture.installedObservers == 0)  // nothing subscribed: the bus does not observe
 
         let busCount = Shared(0)
         let token = fixture.bus.on(notification: .bridgeA).next { _ in busCount.increment() }
         fixture.bus.dispatch(Notification(name: .bridgeA, object: nil, userInfo: ["k": 1]))
         fixture.bus.dispatch(NotificationEvent(name: .bridgeA))
+        #expect(fixture.installedObservers == 1)
+        // Exactly once each, through the bridge's observer; and one post per dispatch: no echo of
+        // the bridged delivery back into the center (the legacy observer would count it).
+        #expect(busCount.value == 2)
         #expect(legacy.value == 3)
-        #expect(busCount.value == 2)  // exactly once each, through the bridge
-        #expect(fixture.observerCalls == 2)  // no echo back into the center
 
         fixture.bus.dispatchOnBusQueue(NotificationEvent(name: .bridgeA))
         #expect(waitUntil { busCount.value == 3 && legacy.value == 4 })
+        // Once a later dispatch on the bus queue ran, the counts are final: still one each.
+        let marker = Shared(0)
+        let markerToken = fixture.bus.on(UserLoggedIn.self).next { _ in marker.increment() }
+        fixture.bus.dispatchOnBusQueue(UserLoggedIn(userID: "marker"))
+        #expect(waitUntil { marker.value == 1 })
+        #expect(busCount.value == 3 && legacy.value == 4)
+        markerToken.dispose()
         token.dispose()
+        #expect(fixture.installedObservers == 0)
     }
 
     @Test("a handler may dispatch a notification from inside a bridged delivery without looping")
@@ -369,13 +444,14 @@ struct TypedBridgeTests {
         let token = fixture.bus.bridge(notifications: [
             Notification.Name.bridgeA: Connectivity.online, .bridgeB: .offline,
         ])
+        #expect(fixture.installedObservers == 2)  // one per name, for the one token
         fixture.bus.on(Connectivity.self).next { states.append("\($0)") }
         fixture.center.post(name: .bridgeA, object: nil)
         fixture.center.post(name: .bridgeB, object: nil)
         token.dispose()
+        #expect(fixture.installedObservers == 0)
         fixture.center.post(name: .bridgeA, object: nil)
         #expect(states.value == ["online", "offline"])
-        #expect(fixture.observerCalls == 2)
     }
 
     @Test("bridging NotificationEvent to a notification is refused and reported")
@@ -409,11 +485,13 @@ struct NSObjectSubscribingTests {
         fixture.center.post(name: .bridgeA, object: nil)
         fixture.bus.dispatch(UserLoggedIn(userID: "1"))
         #expect(seen.value == 2)
+        #expect(fixture.installedObservers == 1)
 
         screen = nil
         fixture.bus.purge()
+        #expect(fixture.installedObservers == 0)  // the owner's death removed the observer
         fixture.center.post(name: .bridgeA, object: nil)
+        fixture.bus.dispatch(UserLoggedIn(userID: "2"))
         #expect(seen.value == 2)
-        #expect(fixture.observerCalls == 1)  // the owner's death removed the observer
     }
 }

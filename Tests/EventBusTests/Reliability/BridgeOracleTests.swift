@@ -95,6 +95,8 @@ struct BridgeOracleTests {
         let startCount = bus.subscriptionCount(of: NotificationEvent.self)
         #expect(startCount == Self.stable + 1)
 
+        let observerCountViolations = Shared<[String]>([])
+        let maxInstalled = Shared(0)
         let postStamps = Shared([[(start: Int, end: Int)]](repeating: [], count: Self.posters))
         let churns = Shared([Churn]())
         let finished = await concurrentlyAwaiting(Self.posters + Self.churners, within: UInt64(stressSeconds) + 60) {
@@ -128,6 +130,16 @@ struct BridgeOracleTests {
                         seqs.withLock { $0[thread].append(seq) }
                     }
                     let subscribeReturned = clock.tick()
+                    // While this subscription lives, its names are observed: A always (the stable
+                    // subscribers), B too if it names B. Retiring B observers a post or a dispose
+                    // still holds may add a few, never more than one per thread.
+                    let installed = bus.notificationHooks.installedObservers.withLock { $0 }
+                    let atLeast = names == .a ? 1 : 2
+                    if installed < atLeast || installed > 2 + Self.posters + Self.churners {
+                        observerCountViolations.append(
+                            "\(installed) observers installed during a subscription to \(names)")
+                    }
+                    maxInstalled.withLock { $0 = max($0, installed) }
                     let until = subscribeReturned + random.next(below: 40)
                     while clock.now < until, !timeIsUp() { sched_yield() }
                     let mustEnd = clock.tick()
@@ -183,6 +195,7 @@ struct BridgeOracleTests {
             required += counts.required
         }
         #expect(violations.isEmpty, "\(violations.description)")
+        #expect(observerCountViolations.value.isEmpty, "\(observerCountViolations.value.prefix(5))")
         #expect(malformed.value == 0)
         #expect(
             issues.value == refused, "each refused conversion is reported once: \(issues.value) reports for \(refused)")
@@ -191,18 +204,28 @@ struct BridgeOracleTests {
         let endCount = bus.subscriptionCount(of: NotificationEvent.self)
         #expect(endCount == startCount, "notification subscriptions started at \(startCount), ended at \(endCount)")
 
-        // The churn left no observer for B; once the stable ones and the bridge end, none for A.
-        let callsBefore = bus.notificationHooks.observerCalls.withLock { $0 }
-        center.post(name: .reliabilityB, object: nil)
-        let bObserverGone = bus.notificationHooks.observerCalls.withLock { $0 } == callsBefore
-        #expect(bObserverGone, "the bridge still observes B with no subscription to it")
+        // The churn left no observer for B, only A's (the stable subscribers and the bridge hold
+        // it); once they end, none. A post after that reaches no subscriber: a stable one would
+        // count it as malformed (no stamp), the bridge's converter would report it as refused.
+        let installedAfterChurn = bus.notificationHooks.installedObservers.withLock { $0 }
+        #expect(
+            installedAfterChurn == 1, "\(installedAfterChurn) observers installed for the one name still subscribed (A)"
+        )
         for (_, token) in stable { token.dispose() }
+        #expect(bus.notificationHooks.installedObservers.withLock { $0 } == 1, "the bridge still holds A's observer")
         bridge.dispose()
         typed.dispose()
+        let installedAtEnd = bus.notificationHooks.installedObservers.withLock { $0 }
+        #expect(installedAtEnd == 0, "\(installedAtEnd) observers still installed after every subscription ended")
+        let legacy = Shared(0)
+        let observers = [Notification.Name.reliabilityA, .reliabilityB].map { name in
+            center.addObserver(forName: name, object: nil, queue: nil) { _ in legacy.increment() }
+        }
         center.post(name: .reliabilityA, object: nil)
         center.post(name: .reliabilityB, object: nil)
-        let observerCallsAtEnd = bus.notificationHooks.observerCalls.withLock { $0 }
-        #expect(observerCallsAtEnd == callsBefore, "an observer is still installed after every subscription ended")
+        for observer in observers { center.removeObserver(observer) }
+        #expect(legacy.value == 2)
+        #expect(malformed.value == 0 && issues.value == refused, "a subscriber got a post made after it ended")
         #expect(bus.subscriptionCount == 0)
 
         let posts = stamps.map(\.count).reduce(0, +)
@@ -213,7 +236,8 @@ struct BridgeOracleTests {
                 + "\(Self.stable) stable subscribers got \(stableDeliveries) deliveries, the typed subscriber "
                 + "\(convertedGot.map(\.count).reduce(0, +)) converted events (\(refused) posts refused by the converter and "
                 + "reported), churn subscribers \(churnDeliveries) (\(required) required by the stamps); "
-                + "\(bus.notificationHooks.observerCalls.withLock { $0 }) observer calls, none after the last subscription ended"
+                + "\(maxInstalled.value) observers installed at most during the churn, "
+                + "\(installedAfterChurn) after it (A's), none after the last subscription ended"
         )
     }
 }

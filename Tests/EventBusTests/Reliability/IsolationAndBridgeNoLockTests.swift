@@ -47,6 +47,9 @@ struct IsolationAndBridgeNoLockTests {
         case issueHandlerConversionFailed
         /// The issue handler, for a subscription without a name (reported on the subscribing thread).
         case issueHandlerUnnamedRefused
+        /// The issue handler, for a subscription to a name starting with U+0000 (reported on the
+        /// subscribing thread).
+        case issueHandlerUnsupportedName
         /// The issue handler, for a refused outbound bridge.
         case issueHandlerBridgeRefused
         /// The converter of a typed bridge `bridge(E.self) { event in Notification }`.
@@ -126,6 +129,10 @@ struct IsolationAndBridgeNoLockTests {
         case .issueHandlerUnnamedRefused:
             bus.notificationBridgeIssueHandler = { _ in userCode() }
             let token = bus.on(NotificationEvent.self).next { _ in }
+            #expect(token.isDisposed)
+        case .issueHandlerUnsupportedName:
+            bus.notificationBridgeIssueHandler = { _ in userCode() }
+            let token = bus.on(notification: Notification.Name("\u{0}probe")).next { _ in }
             #expect(token.isDisposed)
         case .issueHandlerBridgeRefused:
             bus.notificationBridgeIssueHandler = { _ in userCode() }

@@ -24,9 +24,10 @@
 /// `dispose()` returns. `dispose()` does not wait for it, so it is safe to call from inside any
 /// handler, the subscription's own included.
 ///
-/// `dispose()` releases the handler closure and everything it captured once no dispatch in progress
-/// holds it: at once, unless another thread is delivering to the subscription at that moment (then
-/// when that dispatch moves on).
+/// `dispose()` releases the handler closure and everything it captured once nothing in progress
+/// holds it: at once, unless a dispatch on another thread holds the subscription at that moment
+/// (then when that dispatch moves on) or deliveries to it are still enqueued on its queue or the
+/// main queue (then as each is skipped).
 ///
 /// Tokens are values: `Hashable` by subscription, `Sendable`, and ``dispose()`` is idempotent and
 /// thread-safe, before or after the bus itself is gone.

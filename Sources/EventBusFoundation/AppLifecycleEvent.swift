@@ -7,7 +7,7 @@
     public import Foundation
 
     /// The app lifecycle as a typed event, fed from the system's notifications by
-    /// ``EventBus/bridgeAppLifecycle()``.
+    /// ``EventBus/EventBus/bridgeAppLifecycle()``.
     ///
     /// On UIKit platforms (iOS, iPadOS, tvOS, visionOS, Mac Catalyst) every case has a notification;
     /// on macOS (AppKit) there are no ``didEnterBackground``, ``willEnterForeground`` or
@@ -16,7 +16,7 @@
     /// ```swift
     /// EventBus.shared.bridgeAppLifecycle()
     /// subscribe(AppLifecycleEvent.self).ofType(AppLifecycleEvent.didBecomeActive.rawValue)
-    ///     .next { owner, _ in owner.refresh() }
+    ///     .onMainActor().next { owner, _ in owner.refresh() }   // in a view controller
     /// ```
     public enum AppLifecycleEvent: String, Event, CaseIterable {
         /// The app became active (`UIApplication`/`NSApplication.didBecomeActiveNotification`).
@@ -68,11 +68,13 @@
 
     extension EventBus {
         /// Feeds ``AppLifecycleEvent`` subscribers from the system's app lifecycle notifications on the
-        /// bus's ``notificationCenter`` (`NotificationCenter.default` for ``shared``).
+        /// bus's ``notificationCenter`` (`NotificationCenter.default` for
+        /// ``/EventBus/EventBus/shared``).
         ///
-        /// Events arrive on the thread the system posts on (the main thread), or on the subscriber's
-        /// queue. Call it once per bus; the bridge lasts until its token is disposed or the bus is
-        /// deallocated.
+        /// Events arrive on the thread the system posts on (the main thread), on the subscriber's
+        /// ``/EventBus/SubscriberMaker/atQueue(_:)`` queue, or on the main actor after
+        /// ``/EventBus/SubscriberMaker/onMainActor()``. Call it once per bus; the bridge lasts until
+        /// its token is disposed or the bus is deallocated.
         ///
         /// ```swift
         /// EventBus.shared.bridgeAppLifecycle()

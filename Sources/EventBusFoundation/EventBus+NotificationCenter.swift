@@ -4,9 +4,10 @@ public import Foundation
 extension EventBus {
     /// Creates an independent bus whose NotificationCenter bridge uses `notificationCenter`.
     ///
-    /// A bus made with ``init()`` (and ``shared``) bridges with `NotificationCenter.default`. Give
-    /// tests, or modules with a center of their own, a bus on their center. Subscriptions end when the
-    /// bus is deallocated, and its observers are then removed from the center.
+    /// A bus made with ``/EventBus/EventBus/init()`` (and ``/EventBus/EventBus/shared``) bridges with
+    /// `NotificationCenter.default`. Give tests, or modules with a center of their own, a bus on their
+    /// center. Subscriptions end when the bus is deallocated, and its observers are then removed from
+    /// the center.
     ///
     /// ```swift
     /// let center = NotificationCenter()
@@ -51,13 +52,14 @@ extension EventBus {
     /// `object`, through the bus's ``notificationCenter``.
     ///
     /// The same as `on(NotificationEvent.self).ofType(name.rawValue)` (for a sender, a key that
-    /// also names it). Chain it like any maker; ``SubscriberMaker/ofType(_:object:)`` adds more
-    /// names. While at least one subscription to a name lives, the bus has exactly one observer for
-    /// that name on its center, whatever the number of subscriptions and senders; the observer is
+    /// also names it). Chain it like any maker; ``EventBus/SubscriberMaker/ofType(_:object:)`` adds
+    /// more names. While at least one subscription to a name lives, the bus has exactly one observer
+    /// for that name on its center, whatever the number of subscriptions and senders; the observer is
     /// removed when the last of them ends (disposed, owner gone, bag emptied, bus deallocated).
     ///
-    /// Handlers run on the posting thread (NotificationCenter calls observers synchronously), or on
-    /// the ``SubscriberMaker/atQueue(_:)`` queue. `object` is matched by identity and not retained:
+    /// Handlers run on the posting thread (NotificationCenter calls observers synchronously), on the
+    /// ``/EventBus/SubscriberMaker/atQueue(_:)`` queue, or on the main actor after
+    /// ``/EventBus/SubscriberMaker/onMainActor()``. `object` is matched by identity and not retained:
     /// like NotificationCenter, keep it alive while subscribed.
     ///
     /// ```swift
@@ -76,8 +78,8 @@ extension EventBus {
     ///
     /// Legacy observers of the center see it, and the bus's subscribers to its name receive it
     /// exactly once, through the bridge's observer (so on the posting thread, before `dispatch`
-    /// returns, or on their queue). Nothing is posted back: no echo, no loop. The same as
-    /// `dispatch(NotificationEvent(notification))`.
+    /// returns, on their queue, or on the main actor). Nothing is posted back: no echo, no loop. The
+    /// same as `dispatch(NotificationEvent(notification))`.
     ///
     /// ```swift
     /// bus.dispatch(Notification(name: .userDidLogIn, object: nil, userInfo: ["id": "42"]))
@@ -99,14 +101,14 @@ extension SubscriberMaker where E == NotificationEvent {
     /// Also receives the notifications named `name` (only those posted by `object`, if given).
     ///
     /// Chain it to subscribe to several names with one token, in any position of the chain; see
-    /// ``EventBus/on(notification:object:)``.
+    /// ``EventBus/EventBus/on(notification:object:)``.
     ///
     /// ```swift
     /// bus.on(notification: .userDidLogIn).ofType(.userDidLogOut).next { event in print(event.name) }
     /// bus.on(notification: .userDidLogIn).onMainActor().ofType(.userDidLogOut).next { event in print(event.name) }
     /// ```
     public func ofType(_ name: Notification.Name, object: AnyObject? = nil) -> Self {
-        ofType(object.map { SenderKey.key(name: name, sender: $0) } ?? name.rawValue)
+        ofType(object.map { SenderKey.key(name: name, sender: $0) } ?? SenderKey.key(name: name))
     }
 }
 
@@ -117,14 +119,16 @@ extension EventSubscribing {
     /// Equivalent to `bus.on(notification: name, object: object).freeWith(self)`: it ends when
     /// `self` is deallocated, and with it the bus's observer for `name` if it was the last
     /// subscription to that name. Handlers run on the posting thread unless you chain
-    /// ``SubscriberMaker/atQueue(_:)``.
+    /// ``/EventBus/SubscriberMaker/atQueue(_:)`` or ``/EventBus/SubscriberMaker/onMainActor()``; a
+    /// `@MainActor` owner such as a view controller needs `onMainActor()` to touch its state.
     ///
     /// ```swift
     /// final class ProfileScreen: UIViewController {   // every NSObject is EventSubscribing
     ///     override func viewDidLoad() {
     ///         super.viewDidLoad()
-    ///         subscribeNotification(.userDidLogIn).next { owner, event in owner.reload() }
+    ///         subscribeNotification(.userDidLogIn).onMainActor().next { owner, event in owner.reload() }
     ///     }
+    ///     func reload() {}
     /// }
     /// ```
     public func subscribeNotification(
@@ -134,15 +138,21 @@ extension EventSubscribing {
     }
 }
 
-/// Every `NSObject` subclass gets ``EventSubscribing/subscribe(_:on:)`` and
-/// ``EventSubscribing/subscribeNotification(_:object:on:)``, bound to its lifetime.
+/// Every `NSObject` subclass gets ``/EventBus/EventSubscribing/subscribe(_:on:)`` and
+/// ``EventBus/EventSubscribing/subscribeNotification(_:object:on:)``, bound to its lifetime.
+///
+/// Handlers run on the dispatching (or posting) thread unless you chain
+/// ``/EventBus/SubscriberMaker/atQueue(_:)`` or ``/EventBus/SubscriberMaker/onMainActor()``; a
+/// view controller is `@MainActor`, so its handlers use `onMainActor()`.
 ///
 /// ```swift
 /// final class InboxViewController: UIViewController {
+///     private var messages: [ChatMessage] = []
 ///     override func viewDidLoad() {
 ///         super.viewDidLoad()
-///         subscribe(ChatMessage.self).next { owner, message in owner.append(message) }
+///         subscribe(ChatMessage.self).onMainActor().next { owner, message in owner.append(message) }
 ///     }
+///     func append(_ message: ChatMessage) { messages.append(message) }
 /// }
 /// ```
 extension NSObject: EventSubscribing {}

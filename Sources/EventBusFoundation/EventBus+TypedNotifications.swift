@@ -6,8 +6,9 @@ extension EventBus {
     /// posted by `object`): legacy posters reach typed subscribers.
     ///
     /// Each such notification posted to the bus's ``notificationCenter`` (by legacy code, or by
-    /// ``dispatch(_:)-(Notification)``) goes through `converter`; a non-`nil` result is delivered to the
-    /// bus's subscribers of `type`, on the posting thread (or on their queues). A notification
+    /// ``dispatch(_:)-(Notification)``) goes through `converter`; a non-`nil` result is delivered to
+    /// the bus's subscribers of `type`, on the posting thread (or on their queues, or on the main
+    /// actor for ``/EventBus/SubscriberMaker/onMainActor()`` subscribers). A notification
     /// the converter returns `nil` for is skipped and reported as
     /// ``NotificationBridgeIssue/conversionFailed(_:eventType:)``, never a crash.
     ///
@@ -78,17 +79,20 @@ extension EventBus {
     /// Posts a notification to the bus's ``notificationCenter`` for every dispatch of `type`:
     /// typed publishers reach legacy observers.
     ///
-    /// ``dispatch(_:)-(E)`` of a bridged type first delivers the event to its subscribers, as
-    /// usual, then posts `converter(event)`, on the dispatching thread (also when the dispatch came
-    /// from ``dispatchOnBusQueue(_:)`` or ``dispatchOnMain(_:)``). Legacy observers and the bus's
-    /// subscribers to that name see the notification once. Events that came from a notification
-    /// through ``bridge(notification:object:to:converter:)`` are not posted: no echo, no loop.
+    /// The bridge is a synchronous, unkeyed subscription of `type` like any other: a
+    /// ``/EventBus/EventBus/dispatch(_:)`` of `type` reaches it in its place among the subscribers
+    /// (after the keyed ones, then in subscription order), and it posts `converter(event)` then, on
+    /// the dispatching thread (the bus queue or the main queue when the dispatch came from
+    /// ``/EventBus/EventBus/dispatchOnBusQueue(_:)`` or ``/EventBus/EventBus/dispatchOnMain(_:)``).
+    /// Legacy observers and the bus's subscribers to that name see the notification once. Events
+    /// that came from a notification through ``bridge(notification:object:to:converter:)`` are not
+    /// posted: no echo, no loop.
     ///
     /// The posted notification's `userInfo` carries one extra entry, under the key
     /// `"EventBus.bridgeOrigin"`, which is how this bus recognises its own posts.
     ///
     /// The bridge ends when its token is disposed, its bag is emptied, or the bus is deallocated.
-    /// It counts as a subscription of `type`. Bridging ``NotificationEvent`` itself is refused
+    /// It counts in `subscriptionCount(of: type)`. Bridging ``NotificationEvent`` itself is refused
     /// (already disposed token, ``NotificationBridgeIssue/bridgeRefused(eventType:)``).
     ///
     /// ```swift
@@ -97,7 +101,7 @@ extension EventBus {
     /// bus.bridge(CartChanged.self) { event in
     ///     Notification(name: .cartDidChange, object: nil, userInfo: ["count": event.count])
     /// }
-    /// bus.dispatch(CartChanged(count: 3))   // typed subscribers, then .cartDidChange observers
+    /// bus.dispatch(CartChanged(count: 3))   // typed subscribers, and .cartDidChange observers
     /// ```
     @discardableResult
     public func bridge<E: Event>(

@@ -2,7 +2,7 @@ public import EventBus
 public import Foundation
 
 /// Something the NotificationCenter bridge refused or skipped, reported to
-/// ``EventBus/notificationBridgeIssueHandler``.
+/// ``EventBus/EventBus/notificationBridgeIssueHandler``.
 ///
 /// None of these is a crash: the bridge carries on. Without a handler, debug builds print the issue
 /// to standard error and release builds stay silent.
@@ -17,15 +17,17 @@ public enum NotificationBridgeIssue: Sendable, CustomStringConvertible {
     /// returned an already disposed token and the handler will never be called.
     ///
     /// A bus cannot observe every notification of a center; name the notifications you want with
-    /// ``EventBus/on(notification:object:)`` or `ofType(name.rawValue)`.
+    /// ``EventBus/EventBus/on(notification:object:)`` or `ofType(name.rawValue)`.
     case unnamedSubscriptionRefused
 
     /// A notification did not convert to a typed event (the converter returned `nil`), so that
     /// event was not delivered. The notification still reached everyone else.
     case conversionFailed(NotificationEvent, eventType: any Event.Type)
 
-    /// A subscription to a notification name that starts with U+0000 was refused: such names are
-    /// reserved for the bridge's sender-filtered keys. `next` returned an already disposed token.
+    /// A subscription to a notification name that starts with U+0000 (from any sender) was refused:
+    /// such keys are reserved for the bridge's sender-filtered subscriptions, so the name could not
+    /// be told apart from one. `next` returned an already disposed token. (Filtered by a sender,
+    /// with `object:`, such a name works.)
     case unsupportedName(Notification.Name)
 
     /// A typed bridge for `eventType` was refused: ``NotificationEvent`` cannot be bridged to a

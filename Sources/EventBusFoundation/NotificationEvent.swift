@@ -1,16 +1,18 @@
 public import EventBus
 public import Foundation
 
-/// A `Notification` travelling on an ``EventBus``: the event type of the NotificationCenter bridge.
+/// A `Notification` travelling on an ``/EventBus/EventBus``: the event type of the NotificationCenter
+/// bridge.
 ///
 /// Its ``eventType`` is the notification's name, so a subscription picks names with
-/// ``EventBus/on(notification:object:)`` (or `on(NotificationEvent.self).ofType(name.rawValue)`).
-/// Every subscription to `NotificationEvent` has at least one name; one without is refused (see
+/// ``EventBus/EventBus/on(notification:object:)`` (or
+/// `on(NotificationEvent.self).ofType(name.rawValue)`). Every subscription to `NotificationEvent` has
+/// at least one name; one without is refused (see
 /// ``NotificationBridgeIssue/unnamedSubscriptionRefused``).
 ///
-/// `Notification` itself cannot be an ``Event``: Foundation marks it not `Sendable` (its `object`
-/// and `userInfo` are `Any`), on Apple platforms and in swift-corelibs-foundation alike. The bus
-/// carries it in this wrapper instead; ``notification`` gives it back unchanged.
+/// `Notification` itself cannot be an ``/EventBus/Event``: Foundation marks it not `Sendable` (its
+/// `object` and `userInfo` are `Any`), on Apple platforms and in swift-corelibs-foundation alike. The
+/// bus carries it in this wrapper instead; ``notification`` gives it back unchanged.
 ///
 /// ```swift
 /// bus.on(notification: .userDidLogIn).next { event in
@@ -22,7 +24,7 @@ public import Foundation
 /// > Important: A notification's `object` and `userInfo` cross threads on the bus exactly as they
 /// > do through `NotificationCenter` (whose observers may run on any thread or queue): the poster
 /// > vouches for their thread safety. Prefer a typed event (see
-/// > ``EventBus/bridge(notification:object:to:converter:)``) that copies what you need.
+/// > ``EventBus/EventBus/bridge(notification:object:to:converter:)``) that copies what you need.
 public struct NotificationEvent: Event, @unchecked Sendable {
     // @unchecked Sendable: an immutable value whose payload is shared between threads under the
     // same contract as NotificationCenter's (documented above); the bus never mutates it.

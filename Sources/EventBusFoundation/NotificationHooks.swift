@@ -27,9 +27,6 @@ final class NotificationHooks: EventTypeHooks, @unchecked Sendable {
     private var observations: [String: (observation: Observation, keys: Set<String>)] = [:]
     /// The number of observers this bus has on its center now (for tests and introspection).
     let installedObservers = Locked(0)
-    /// Calls the center made into this bus's observer blocks, current or stale: counted in debug
-    /// builds only, for tests (release builds keep the bridged post free of it, and read 0).
-    let observerCalls = Locked(0)
 
     init(bus: EventBus) {
         let configuration = bus.extensionConfiguration as? NotificationBridgeConfiguration
@@ -43,7 +40,8 @@ final class NotificationHooks: EventTypeHooks, @unchecked Sendable {
             return nil
         }
         if let unsupported = keys.first(where: { SenderKey.isReserved($0) && !SenderKey.isSenderKey($0) }) {
-            retired.afterUnlock { self.report(.unsupportedName(Notification.Name(unsupported))) }
+            let name = Notification.Name(SenderKey.unescapedName(unsupported))
+            retired.afterUnlock { self.report(.unsupportedName(name)) }
             return nil
         }
         // A subscription to a name already gets every notification of that name: a sender filter
@@ -56,9 +54,7 @@ final class NotificationHooks: EventTypeHooks, @unchecked Sendable {
         let name = SenderKey.name(ofKey: key)
         var entry =
             observations[name] ?? (
-                Observation(
-                    name: Notification.Name(name), center: center, bus: bus, installed: installedObservers,
-                    calls: observerCalls), []
+                Observation(name: Notification.Name(name), center: center, bus: bus, installed: installedObservers), []
             )
         entry.keys.insert(key)
         observations[name] = entry
@@ -125,18 +121,14 @@ final class Observation: @unchecked Sendable {
     private let center: NotificationCenter
     private weak var bus: EventBus?
     private let installed: Locked<Int>
-    private let calls: Locked<Int>
     private let current = Locked(true)
     private let installation = Locked<(any NSObjectProtocol)?>(nil)
 
-    init(
-        name: Notification.Name, center: NotificationCenter, bus: EventBus?, installed: Locked<Int>, calls: Locked<Int>
-    ) {
+    init(name: Notification.Name, center: NotificationCenter, bus: EventBus?, installed: Locked<Int>) {
         self.name = name
         self.center = center
         self.bus = bus
         self.installed = installed
-        self.calls = calls
     }
 
     deinit {
@@ -171,9 +163,6 @@ final class Observation: @unchecked Sendable {
     /// The observer block: delivers the notification to the bus's subscribers of its name, then to
     /// those of its name filtered by its sender.
     private func receive(_ notification: Notification) {
-        #if DEBUG
-            calls.withLock { $0 += 1 }
-        #endif
         guard isCurrent, let bus else { return }
         let event = NotificationEvent(notification)
         bus.deliver(event, key: name.rawValue, includingUnkeyed: false)
@@ -196,6 +185,18 @@ enum SenderKey {
 
     /// Whether `key` starts with U+0000, the prefix of sender keys.
     static func isReserved(_ key: String) -> Bool { key.utf8.first == 0 }
+
+    /// The key of a subscription to the notifications named `name` from any sender. A name that
+    /// starts with U+0000 could pass for a sender key: it is given one more U+0000, which no sender
+    /// key has (their sender id is never empty), so that `admit` refuses and reports it.
+    static func key(name: Notification.Name) -> String {
+        isReserved(name.rawValue) ? "\u{0}" + name.rawValue : name.rawValue
+    }
+
+    /// The name of a key made by ``key(name:)`` for a reserved name, or the key itself.
+    static func unescapedName(_ key: String) -> String {
+        key.utf8.starts(with: [0, 0]) ? String(key.dropFirst()) : key
+    }
 
     /// Whether `key` is a well-formed sender key.
     static func isSenderKey(_ key: String) -> Bool {

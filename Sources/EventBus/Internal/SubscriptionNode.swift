@@ -6,8 +6,8 @@ internal import _EventBusShims
 /// A subscription to several keys (`ofType` chained) is one node per key: the first is the
 /// *primary*, the others its *siblings*; they share the id, the body and the owner, and end together
 /// (the container finds the primary by id). Nothing but the container's lists, and dispatches in
-/// progress, holds a node strongly, and nothing holds it weakly (a side table would put every
-/// retain on the runtime's slow path): tokens name a subscription by id.
+/// progress (enqueued deliveries included), holds a node strongly, and nothing holds it weakly (a
+/// side table would put every retain on the runtime's slow path): tokens name a subscription by id.
 /// ``Subscription`` adds the typed body.
 class SubscriptionNode: @unchecked Sendable {
     // @unchecked Sendable: `liveness` is only touched through the C atomics; the links, `pins`,

@@ -218,14 +218,10 @@ struct IsolationAndBridgeBadInputTests {
         center.post(name: shaped, object: nil)
         center.post(name: shaped, object: sender)
         let installed = bus.notificationHooks.installedObservers.withLock { $0 }
-        withKnownIssue(
-            "Not fixed in Sources yet: such a name passes for a sender key (sender 0x1f, name after the second U+0000), so the subscription is accepted without a report, observes that other name, and never gets what is posted under its own"
-        ) {
-            #expect(
-                (token.isDisposed && refused.value == [shaped.rawValue]) || calls.value == 2,
-                "sender-key-shaped: disposed \(token.isDisposed), \(refused.value.count) reports, \(calls.value) deliveries, \(installed) observers installed"
-            )
-        }
+        #expect(
+            (token.isDisposed && refused.value == [shaped.rawValue]) || calls.value == 2,
+            "sender-key-shaped: disposed \(token.isDisposed), \(refused.value.count) reports, \(calls.value) deliveries, \(installed) observers installed"
+        )
         token.dispose()
         #expect(bus.notificationHooks.installedObservers.withLock { $0 } == 0)
         withExtendedLifetime(sender) {}

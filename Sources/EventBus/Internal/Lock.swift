@@ -26,8 +26,8 @@
 package struct Locked<State>: @unchecked Sendable {
     // @unchecked Sendable: `State` is only reached through `withLock`, which holds the mutex. What a
     // `withLock` closure returns leaves the lock: callers return only values they may hand to the
-    // calling thread (the index returns snapshots of Sendable deliveries, and its parked owners
-    // only to the releasing code, which drops them without touching them).
+    // calling thread (the index returns nodes it has pinned or retained, and what it retired, for
+    // the caller to deliver to or release after unlocking).
     private let storage: LockStorage<State>
 
     package init(_ initial: State) {

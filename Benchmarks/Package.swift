@@ -7,6 +7,7 @@ import PackageDescription
 //     swift package benchmark                      # every scenario, wall clock and allocations
 //     ./check-allocations.sh                       # the allocation gate CI runs
 //     ./instructions.sh                            # instructions per operation (callgrind)
+//     swift run -c release EventBusLatency         # worst single operation at 1M subscriptions
 //     ./chart.py                                   # publish-cost chart from a run
 let package = Package(
     name: "EventBusBenchmarks",
@@ -42,6 +43,12 @@ let package = Package(
             name: "EventBusInstructions",
             dependencies: ["Scenarios"],
             path: "Benchmarks/Tools/EventBusInstructions"
+        ),
+        // The worst single operation at 1M subscriptions, and other threads' stalls (wall clock).
+        .executableTarget(
+            name: "EventBusLatency",
+            dependencies: [.product(name: "EventBus", package: "EventBus")],
+            path: "Benchmarks/Tools/EventBusLatency"
         ),
     ],
     swiftLanguageModes: [.v6]

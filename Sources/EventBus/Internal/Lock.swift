@@ -34,6 +34,12 @@ package struct Locked<State>: @unchecked Sendable {
         storage = LockStorage.make(initial)
     }
 
+    /// Lets other threads run before the caller takes the lock again: a loop of short critical
+    /// sections would otherwise re-acquire the (unfair) mutex before a waiting thread wakes.
+    static func yieldToWaiters() {
+        sched_yield()
+    }
+
     /// Runs `body` with exclusive access to the state.
     @inline(__always)
     package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {

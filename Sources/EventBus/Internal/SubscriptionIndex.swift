@@ -123,6 +123,7 @@ final class SubscriptionIndex: SubscriptionContainer {
             let dead = nodes.filter(SweepBatch.ownerIsGone).map(\.handle)
             if !dead.isEmpty { reclaim(dead) }
             nodes.removeAll(keepingCapacity: true)
+            Locked<TypeIndex>.yieldToWaiters()
         }
         if !onMain { scheduleMainSweep(force: true) }
     }

@@ -15,11 +15,9 @@ struct TypeIndex {
     /// dispatch nobody listens to checks the type's conformance to `HookedEvent` only once.
     private var recentUnhooked = ContiguousArray<ObjectIdentifier?>(repeating: nil, count: TypeIndex.recentBucketsCount)
 
-    /// Live subscriptions (their primary node) by slot: how tokens reach them, in O(1) without
-    /// hashing. A token's handle also carries the id, so a reused slot never answers for it.
-    private var slots = ContiguousArray<SubscriptionNode?>()
-    /// Free places in `slots`, most recently freed last.
-    private var freeSlots = ContiguousArray<UInt32>()
+    /// Live subscriptions (their primary node) by slot: how tokens reach them. A token's handle
+    /// also carries the id, so a reused slot never answers for an ended subscription.
+    private var slots = SlotTable()
     /// Live subscriptions on the bus.
     private(set) var subscriptionCount = 0
     /// The highest subscription id registered on this bus: a dispatch delivers to ids up to the
@@ -194,7 +192,7 @@ struct TypeIndex {
         }
         let id = eventbus_next_subscription_id()
         lastID = id
-        let slot = freeSlots.popLast() ?? UInt32(slots.count)
+        let slot = slots.reserve()
         func node(key: String?) -> Subscription<E> {
             Subscription(
                 id: id, slot: slot, key: key, body: body, owner: owner, isOwned: isOwned, bucket: bucket,
@@ -211,7 +209,7 @@ struct TypeIndex {
         }
         bucket.subscriptionCount += 1
         subscriptionCount += 1
-        if Int(slot) == slots.count { slots.append(primary) } else { slots[Int(slot)] = primary }
+        slots.set(primary, at: slot)
         if isOwned { insertOwned(primary) }
         if let hooks = bucket.hooks {
             for key in keys { hooks.subscribed(key: key, retired: &retired) }
@@ -253,8 +251,7 @@ struct TypeIndex {
 
     /// The primary node of a live subscription.
     private func primary(of subscription: SubscriptionHandle) -> SubscriptionNode? {
-        guard Int(subscription.slot) < slots.count, let node = slots[Int(subscription.slot)], node.id == subscription.id
-        else { return nil }
+        guard let node = slots.node(at: subscription.slot), node.id == subscription.id else { return nil }
         return node
     }
 
@@ -273,8 +270,7 @@ struct TypeIndex {
     /// until that dispatch lets go of it (`unpin`).
     mutating func end(_ subscription: SubscriptionHandle, retired: inout Retired) {
         guard let primary = primary(of: subscription) else { return }
-        slots[Int(subscription.slot)] = nil
-        freeSlots.append(subscription.slot)
+        slots.free(subscription.slot)
         subscriptionCount -= 1
         _ = primary.end()
         for sibling in primary.siblings { _ = sibling.end() }
@@ -330,8 +326,7 @@ struct TypeIndex {
             retired.add(bucket)
         }
         buckets = [:]
-        slots = []
-        freeSlots = []
+        slots = SlotTable()
         subscriptionCount = 0
         sweepCursor = nil
         ownedCount = 0

@@ -29,6 +29,7 @@ final class Bucket {
 
     /// ``head(of:)``, without the reference counting of a strong load (for walks under the lock).
     @inline(__always)
+    // Unmanaged: only used under the lock, while the list keeps the node alive.
     func unmanagedHead(of key: String?) -> Unmanaged<SubscriptionNode>? {
         head(of: key).map { Unmanaged.passUnretained($0) }
     }

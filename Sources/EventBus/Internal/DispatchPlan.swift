@@ -28,6 +28,7 @@ struct DispatchPlan {
     /// The next node to visit, pinned, when a chunk filled before the route ended.
     private var cursor: Unmanaged<SubscriptionNode>?
 
+    // Unmanaged: the chunk's nodes are pinned or retained (see the type's comment).
     init(key: String?, includingUnkeyed: Bool, chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>) {
         self.key = key
         self.includingUnkeyed = includingUnkeyed
@@ -36,7 +37,7 @@ struct DispatchPlan {
 
     /// Under the lock: starts the walk over `bucket`.
     mutating func start(in bucket: Bucket, lastID: UInt64, index: inout TypeIndex, retired: inout Retired) {
-        self.bucket = Unmanaged.passUnretained(bucket)
+        self.bucket = Unmanaged.passUnretained(bucket)  // Unmanaged: see `bucket`
         maxID = lastID
         fill(index: &index, retired: &retired)
     }
@@ -50,8 +51,8 @@ struct DispatchPlan {
         count = 0
         // The walk holds no references: under the lock, linked nodes are kept alive by their list
         // (`Unmanaged`, so that reading a link costs no reference counting).
-        var node: Unmanaged<SubscriptionNode>?
-        var resumed: Unmanaged<SubscriptionNode>?
+        var node: Unmanaged<SubscriptionNode>?  // Unmanaged: under the lock, kept alive by its list
+        var resumed: Unmanaged<SubscriptionNode>?  // Unmanaged: pinned
         if let cursor {
             node = cursor
             resumed = cursor

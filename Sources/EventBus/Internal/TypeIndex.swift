@@ -299,12 +299,14 @@ struct TypeIndex {
     /// A dispatch holds `node` (to deliver to it, or to resume its walk there): it stays linked,
     /// and so alive, until `unpin`.
     @inline(__always)
+    // Unmanaged: called under the lock, on a node its list keeps alive.
     func pin(_ node: Unmanaged<SubscriptionNode>) {
         node._withUnsafeGuaranteedRef { $0.pins += 1 }
     }
 
     /// A dispatch let go of `node`; if it ended meanwhile and nothing else pins it, unlink it now.
     @inline(__always)
+    // Unmanaged: a pinned node is linked, so its list keeps it alive until this unlinks it.
     mutating func unpin(_ node: Unmanaged<SubscriptionNode>, in bucket: Bucket, retired: inout Retired) {
         let unlinkNow = node._withUnsafeGuaranteedRef { node in
             node.pins -= 1

@@ -31,7 +31,7 @@ final class Bucket {
     @inline(__always)
     // Unmanaged: only used under the lock, while the list keeps the node alive.
     func unmanagedHead(of key: String?) -> Unmanaged<SubscriptionNode>? {
-        head(of: key).map { Unmanaged.passUnretained($0) }
+        head(of: key).map { Unmanaged.passUnretained($0) }  // Unmanaged: see above
     }
 
     func append(_ node: SubscriptionNode) {

@@ -29,7 +29,7 @@ if [[ $# -gt 0 ]]; then
 else
     scenarios=()
     for n in 0 1 10 100 1000; do
-        for contender in closure-array EventBus EventBus-owner-bound NotificationCenter-userInfo NotificationCenter-nil OpenCombine; do
+        for contender in floor closure-array EventBus EventBus-owner-bound NotificationCenter-userInfo NotificationCenter-nil OpenCombine; do
             scenarios+=("publish_N=${n}_$contender")
         done
     done

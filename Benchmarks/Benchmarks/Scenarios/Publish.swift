@@ -1,5 +1,8 @@
 // Publish one event to N synchronous subscribers, N = 0, 1, 10, 100, 1000: every contender gets
 // the same event, the same handler body (`Sink.take`) and the same N. One operation = one publish.
+// Two rows need no bus: `floor` (a closure array whose body is a trivial add into a local: the
+// cost of the loop and the indirect call alone) and `closure-array` (the same array calling the
+// shared `Sink.take` body); every contender is reported against both.
 //
 // Names: "publish_N=<n>_<contender>"; "keyed_100-keys_<contender>".
 
@@ -19,7 +22,27 @@ struct TickMessage: NotificationCenter.MainActorMessage {
 func publishScenarios() -> [Scenario] {
     subscriberCounts.flatMap { n -> [Scenario] in
         [
-            // 1. The floor: a plain array of closures, iterated without a lock.
+            // 0. The honest floor: a plain array of closures whose body costs next to nothing (a
+            // non-atomic add into a local, passed `inout`: no class property, no exclusivity check,
+            // no retain). What remains is the loop and one indirect call per subscriber. The total
+            // is handed to `consume` so the loop cannot be deleted.
+            Scenario("publish N=\(n) floor") {
+                var built = ContiguousArray<@Sendable (inout Int, Tick) -> Void>()
+                for _ in 0..<n { built.append { total, event in total &+= event.value } }
+                let handlers = built
+                return Workload { operations in
+                    var total = 0
+                    for i in 0..<operations {
+                        let event = Tick(value: i)
+                        for handler in handlers { handler(&total, event) }
+                    }
+                    consume(total)
+                }
+            },
+
+            // 1. A plain array of closures calling the handler body every contender shares
+            // (`Sink.take`: a class property, so an exclusivity check and a non-inlined call),
+            // iterated without a lock.
             Scenario("publish N=\(n) closure-array") {
                 let sink = Sink()
                 var handlers = ContiguousArray<@Sendable (Tick) -> Void>()

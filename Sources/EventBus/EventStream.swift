@@ -19,7 +19,9 @@
 /// audit.cancel()   // the subscription ends with the task
 /// ```
 public struct EventStream<E: Event>: AsyncSequence, Sendable {
+    /// The event type the stream yields.
     public typealias Element = E
+    /// A stream from the bus never throws: it finishes instead.
     public typealias Failure = Never
 
     private let base: AsyncStream<E>

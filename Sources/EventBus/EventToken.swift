@@ -104,7 +104,14 @@ public struct EventToken: Hashable, Sendable {
         anchor.container.attach(handle, to: bag)
     }
 
+    /// Two tokens are equal when they name the same subscription (ids are unique in the process).
+    ///
+    /// ```swift
+    /// var tokens: Set<EventToken> = []
+    /// tokens.insert(EventBus.shared.on(LoginEvent.self).next { _ in })
+    /// ```
     public static func == (lhs: EventToken, rhs: EventToken) -> Bool { lhs.id == rhs.id }
 
+    /// Hashes the subscription's id.
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }

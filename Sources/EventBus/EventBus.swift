@@ -54,14 +54,30 @@ public final class EventBus: Sendable {
     /// let bus = EventBus()   // e.g. one per test, or one per module
     /// ```
     public init() {
-        index = SubscriptionIndex()
+        index = SubscriptionIndex(clock: .system)
+        anchor = ContainerAnchor(index)
+        extensionConfiguration = nil
+    }
+
+    /// Creates an independent bus whose sticky events' time-to-live is measured on `clock`, which
+    /// moves only when told: for tests of ``StickyPolicy/latest(ttl:)``.
+    ///
+    /// ```swift
+    /// let clock = ManualEventClock()
+    /// let bus = EventBus(clock: clock)
+    /// bus.dispatch(LoginEvent(userID: "42"), sticky: .latest(ttl: .seconds(1)))
+    /// clock.advance(by: .seconds(2))
+    /// assert(bus.stickyCount(of: LoginEvent.self) == 0)
+    /// ```
+    public init(clock: ManualEventClock) {
+        index = SubscriptionIndex(clock: .manual(clock))
         anchor = ContainerAnchor(index)
         extensionConfiguration = nil
     }
 
     /// Creates a bus whose plugged-in modules read `extensionConfiguration`.
     package init(extensionConfiguration: any Sendable) {
-        index = SubscriptionIndex()
+        index = SubscriptionIndex(clock: .system)
         anchor = ContainerAnchor(index)
         self.extensionConfiguration = extensionConfiguration
     }
@@ -88,6 +104,27 @@ public final class EventBus: Sendable {
         SubscriberMaker(bus: self)
     }
 
+    /// Starts a subscription to the events delivered as the supertype `type`: every event type
+    /// that lists it in its ``DeliveredAsSupertypes/supertypes`` (usually a protocol existential,
+    /// `(any ChatActivity).self`).
+    ///
+    /// The handler receives the converted value. The event's key applies (`ofType` filters on it),
+    /// and the maker offers everything ``on(_:)`` does. Sticky events are kept under their exact
+    /// type, so `replayingSticky()` replays only events dispatched as `type` itself.
+    ///
+    /// ```swift
+    /// protocol ChatActivity: Sendable {}
+    /// struct Typing: Event, ChatActivity, DeliveredAsSupertypes {
+    ///     static let supertypes: [Supertype<Self>] = [.as((any ChatActivity).self) { $0 }]
+    /// }
+    /// let bus = EventBus()
+    /// bus.on(anyOf: (any ChatActivity).self).next { activity in print(activity) }
+    /// bus.dispatch(Typing())   // prints "Typing()"
+    /// ```
+    public func on<S: Sendable>(anyOf type: S.Type) -> SubscriberMaker<S, Never, EventDelivery.Synchronous> {
+        SubscriberMaker(bus: self)
+    }
+
     /// Delivers `event` to every subscriber of its type and key.
     ///
     /// Subscribers without a queue are called **synchronously on the calling thread**, one after
@@ -105,6 +142,23 @@ public final class EventBus: Sendable {
     /// ```
     public func dispatch<E: Event>(_ event: E) {
         index.dispatch(event, key: event.routingKey, on: self)
+    }
+
+    /// Delivers `event` as ``dispatch(_:)`` does, and keeps it for later subscribers as `policy`
+    /// says, under its type and key.
+    ///
+    /// Subscribers made with ``SubscriberMaker/replayingSticky()`` receive the kept events when
+    /// they subscribe; the others only ever see live events. Keeping the event and reaching the
+    /// current subscribers happen in one critical section, so a subscriber that subscribes
+    /// concurrently gets the event exactly once: live or replayed. A sticky dispatch is never a
+    /// dead event. A bridged notification (`NotificationEvent`, from `EventBusFoundation`) cannot
+    /// be kept: the bridge reports it and dispatches it as a plain one.
+    ///
+    /// ```swift
+    /// bus.dispatch(LoginEvent(userID: "42"), sticky: .latest)
+    /// ```
+    public func dispatch<E: Event>(_ event: E, sticky policy: StickyPolicy) {
+        index.dispatch(event, key: event.routingKey, on: self, sticky: policy)
     }
 
     /// Dispatches `event` asynchronously on the bus's own serial queue.
@@ -169,14 +223,59 @@ public final class EventBus: Sendable {
     /// ```swift
     /// assert(bus.subscriptionCount(of: LoginEvent.self) == 0)
     /// ```
-    public func subscriptionCount<E: Event>(of type: E.Type) -> Int {
-        index.count(of: type)
+    public func subscriptionCount<E>(of type: E.Type) -> Int {
+        index.count(ofTypeID: ObjectIdentifier(type))
+    }
+
+    /// Called, on the dispatching thread and with no lock held, for each ``dispatch(_:)`` that
+    /// started or enqueued no delivery: see ``DeadEvent`` for exactly when. `nil` (the default):
+    /// dead events cost nothing and are not reported.
+    ///
+    /// A closure rather than an event, so that it cannot recurse: dispatching from it is allowed
+    /// and is an ordinary dispatch.
+    ///
+    /// ```swift
+    /// let bus = EventBus()
+    /// bus.deadEventHandler = { dead in print("unhandled:", dead.event) }
+    /// ```
+    public var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
+        get { index.deadEventHandler }
+        set { index.deadEventHandler = newValue }
+    }
+
+    /// Called with each error a throwing handler (`next { event throws in … }`) throws, on the
+    /// handler's thread and with no lock held. The error never reaches the dispatcher, and the
+    /// other subscribers still run.
+    ///
+    /// `nil` (the default): debug builds print the first error of each subscription to standard
+    /// error, release builds stay silent.
+    ///
+    /// ```swift
+    /// let bus = EventBus()
+    /// bus.handlerErrorHandler = { failure in print(failure) }
+    /// bus.on(LoginEvent.self).next { event throws in
+    ///     if event.userID.isEmpty { throw CancellationError() }
+    /// }
+    /// ```
+    public var handlerErrorHandler: (@Sendable (HandlerError) -> Void)? {
+        get { index.handlerErrorHandler }
+        set { index.handlerErrorHandler = newValue }
     }
 
     /// Delivers `event` to the subscribers of `key` (and, if `includingUnkeyed`, to the unkeyed
     /// ones), bypassing `E`'s hooks: how hooks hand an event to the bus's subscribers.
     package func deliver<E: Event>(_ event: E, key: String?, includingUnkeyed: Bool = true) {
         index.dispatch(event, key: key, on: self, bypassingHooks: true, includingUnkeyed: includingUnkeyed)
+    }
+
+    /// The number of sticky events kept for `type` (every key). O(1) after letting go of those
+    /// whose TTL has passed.
+    ///
+    /// ```swift
+    /// assert(bus.stickyCount(of: LoginEvent.self) == 0)
+    /// ```
+    public func stickyCount<E: Event>(of type: E.Type) -> Int {
+        index.sticky(of: type) { store, _, _ in store.count } ?? 0
     }
 
     /// The hooks of the hooked event type `E` on this bus (made on first use).

@@ -13,21 +13,41 @@ public enum EventDelivery {
     /// ```swift
     /// let maker: SubscriberMaker<LoginEvent, Never, EventDelivery.Synchronous> = EventBus.shared.on(LoginEvent.self)
     /// ```
-    public enum Synchronous: NonisolatedDelivery {}
+    public enum Synchronous: NonisolatedDelivery {
+        /// ``SubscriberMaker/monitor()`` makes it ``EventDelivery/Monitor``.
+        public typealias Monitored = Monitor
+    }
+
+    /// On the dispatching thread, after every handler, unable to stop the dispatch
+    /// (``SubscriberMaker/monitor()`` on a synchronous maker): offers `next`, not `handle`.
+    ///
+    /// ```swift
+    /// let maker = EventBus.shared.on(LoginEvent.self).monitor()   // …, EventDelivery.Monitor>
+    /// ```
+    public enum Monitor: NonisolatedDelivery {
+        /// Already a monitor.
+        public typealias Monitored = Monitor
+    }
 
     /// Asynchronously on a dispatch queue (``SubscriberMaker/atQueue(_:)``).
     ///
     /// ```swift
     /// let maker = EventBus.shared.on(LoginEvent.self).atQueue(.global())   // …, EventDelivery.Queued>
     /// ```
-    public enum Queued: NonisolatedDelivery {}
+    public enum Queued: NonisolatedDelivery {
+        /// A queued monitor stays queued.
+        public typealias Monitored = Queued
+    }
 
     /// On the main actor, to `@MainActor` handlers (``SubscriberMaker/onMainActor()``).
     ///
     /// ```swift
     /// let maker = EventBus.shared.on(LoginEvent.self).onMainActor()   // …, EventDelivery.MainActor>
     /// ```
-    public enum MainActor: EventDeliveryStyle {}
+    public enum MainActor: EventDeliveryStyle {
+        /// A main-actor monitor stays on the main actor.
+        public typealias Monitored = MainActor
+    }
 }
 
 /// A delivery marker of ``EventDelivery``.
@@ -35,7 +55,11 @@ public enum EventDelivery {
 /// ```swift
 /// func describe<D: EventDeliveryStyle>(_: SubscriberMaker<LoginEvent, Never, D>) -> String { "\(D.self)" }
 /// ```
-public protocol EventDeliveryStyle {}
+public protocol EventDeliveryStyle {
+    /// The delivery of the same maker after ``SubscriberMaker/monitor()``: a synchronous maker
+    /// becomes ``EventDelivery/Monitor`` (so it no longer offers `handle`); the others keep theirs.
+    associatedtype Monitored: EventDeliveryStyle
+}
 
 /// A delivery marker whose handlers are nonisolated (synchronous or queued).
 ///

@@ -18,7 +18,7 @@
 /// }
 /// audit.cancel()   // the subscription ends with the task
 /// ```
-public struct EventStream<E: Event>: AsyncSequence, Sendable {
+public struct EventStream<E: Sendable>: AsyncSequence, Sendable {
     /// The event type the stream yields.
     public typealias Element = E
     /// A stream from the bus never throws: it finishes instead.
@@ -99,7 +99,7 @@ public struct EventStream<E: Event>: AsyncSequence, Sendable {
 /// `onTermination`, which disposes the token), the owner's death once the bus reclaimed it, or the
 /// bus's own deallocation. The bus releases handlers after unlocking, so `deinit` runs with no bus
 /// lock held, and it finishes the stream: a consumer waiting in `next()` gets `nil`.
-private final class EventStreamFeed<E: Event>: Sendable {
+private final class EventStreamFeed<E: Sendable>: Sendable {
     private let continuation: AsyncStream<E>.Continuation
 
     init(_ continuation: AsyncStream<E>.Continuation) {
@@ -145,11 +145,12 @@ extension EventBus {
     public func events<E: Event>(
         of type: E.Type,
         ofType keys: String...,
-        bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy = .unbounded
+        bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy = .unbounded,
+        file: StaticString = #fileID, line: UInt = #line
     ) -> EventStream<E> {
         var maker = on(type)
-        maker.keys = keys
-        return maker.events(bufferingPolicy: bufferingPolicy)
+        maker.options.keys = keys
+        return maker.events(bufferingPolicy: bufferingPolicy, file: file, line: line)
     }
 }
 
@@ -174,12 +175,13 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery {
     /// - Parameter bufferingPolicy: What the stream keeps when its consumer falls behind;
     ///   `.unbounded` (keep everything, in order) by default.
     public func events(
-        bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy = .unbounded
+        bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy = .unbounded,
+        file: StaticString = #fileID, line: UInt = #line
     ) -> EventStream<E> {
         EventStream.make(bufferingPolicy: bufferingPolicy) { callback in
             var immediate = self
-            immediate.queue = nil
-            return immediate.register(.immediate(callback))
+            immediate.options.queue = nil
+            return immediate.register(.immediate(callback), at: CallSite(fileID: file, line: line))
         }
     }
 }

@@ -27,12 +27,9 @@ public import Dispatch
 ///     func render(_ message: ChatMessage) { print(message.text) }
 /// }
 /// ```
-public struct SubscriberMaker<E: Event, Owner, Delivery: EventDeliveryStyle> {
+public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> {
     let bus: EventBus
-    var keys: [String] = []
-    var queue: DispatchQueue?
-    var isOwned = false
-    weak var owner: AnyObject?
+    var options = SubscriptionOptions()
 
     init(bus: EventBus) {
         self.bus = bus
@@ -43,10 +40,7 @@ public struct SubscriberMaker<E: Event, Owner, Delivery: EventDeliveryStyle> {
         _: NewOwner.Type = NewOwner.self, _: NewDelivery.Type = NewDelivery.self
     ) -> SubscriberMaker<E, NewOwner, NewDelivery> {
         var maker = SubscriberMaker<E, NewOwner, NewDelivery>(bus: bus)
-        maker.keys = keys
-        maker.queue = queue
-        maker.isOwned = isOwned
-        maker.owner = owner
+        maker.options = options
         return maker
     }
 
@@ -62,7 +56,61 @@ public struct SubscriberMaker<E: Event, Owner, Delivery: EventDeliveryStyle> {
     /// ```
     public func ofType(_ key: String) -> Self {
         var copy = self
-        copy.keys.append(key)
+        copy.options.keys.append(key)
+        return copy
+    }
+
+    /// Calls this subscriber before (``EventPriority/high``) or after (``EventPriority/low``) the
+    /// ``EventPriority/normal`` ones, which is the default. A later `priority` replaces it.
+    ///
+    /// A dispatch calls its subscribers by priority, then those of the event's key before the
+    /// unkeyed ones, then in subscription order; ``monitor()`` subscribers come after all of them
+    /// (ordered among themselves by their priority). For ``atQueue(_:)`` and main-actor
+    /// subscribers the priority orders the enqueueing; their queue decides when each runs.
+    ///
+    /// ```swift
+    /// bus.on(LoginEvent.self).priority(.high).next { event in print("first:", event.userID) }
+    /// bus.on(LoginEvent.self).next { event in print("then:", event.userID) }
+    /// ```
+    public func priority(_ priority: EventPriority) -> Self {
+        var copy = self
+        copy.options.priority = priority
+        return copy
+    }
+
+    /// Makes this subscriber a monitor: it runs after every handler of the dispatch, cannot stop
+    /// it, and sees the events a `handle` handler stopped too. For analytics, logging, debugging.
+    ///
+    /// A monitor maker offers `next`, never `handle` (a compile error). Combine it with
+    /// ``atQueue(_:)`` or ``onMainActor()`` in either order.
+    ///
+    /// ```swift
+    /// bus.on(LoginEvent.self).monitor().next { event in print("analytics:", event.userID) }
+    /// ```
+    public func monitor() -> SubscriberMaker<E, Owner, Delivery.Monitored> {
+        var copy = retyped(Owner.self, Delivery.Monitored.self)
+        copy.options.isMonitor = true
+        return copy
+    }
+
+    /// Delivers the sticky events the bus keeps for this subscriber's type and keys (every key,
+    /// without ``ofType(_:)``) as soon as it subscribes, in dispatch order, then the live ones.
+    ///
+    /// Registration and the replay's snapshot happen in one critical section: a concurrent sticky
+    /// dispatch is delivered once, live or replayed, never both, never neither. A synchronous or
+    /// main-actor (registered on the main thread) subscriber gets the replay on the subscribing
+    /// thread before `next` returns (a dispatch on another thread at the same time may reach it
+    /// first); a queued or main-actor (registered off the main thread) subscriber gets it enqueued
+    /// before any live delivery. A ``StickyPolicy/untilDelivered`` event is taken by the first
+    /// replaying subscriber and is gone for the others.
+    ///
+    /// ```swift
+    /// bus.dispatch(LoginEvent(userID: "42"), sticky: .latest)
+    /// bus.on(LoginEvent.self).replayingSticky().next { event in print("user:", event.userID) }   // "user: 42" at once
+    /// ```
+    public func replayingSticky() -> Self {
+        var copy = self
+        copy.options.replaysSticky = true
         return copy
     }
 
@@ -79,7 +127,7 @@ public struct SubscriberMaker<E: Event, Owner, Delivery: EventDeliveryStyle> {
     /// ```
     public func atQueue(_ queue: DispatchQueue) -> SubscriberMaker<E, Owner, EventDelivery.Queued> {
         var copy = retyped(Owner.self, EventDelivery.Queued.self)
-        copy.queue = queue
+        copy.options.queue = queue
         return copy
     }
 
@@ -111,7 +159,7 @@ public struct SubscriberMaker<E: Event, Owner, Delivery: EventDeliveryStyle> {
     /// ```
     public func onMainActor() -> SubscriberMaker<E, Owner, EventDelivery.MainActor> {
         var copy = retyped(Owner.self, EventDelivery.MainActor.self)
-        copy.queue = nil
+        copy.options.queue = nil
         return copy
     }
 
@@ -133,30 +181,33 @@ public struct SubscriberMaker<E: Event, Owner, Delivery: EventDeliveryStyle> {
     /// ```
     public func freeWith<NewOwner: AnyObject>(_ owner: NewOwner?) -> SubscriberMaker<E, NewOwner, Delivery> {
         var copy = retyped(NewOwner.self, Delivery.self)
-        copy.isOwned = true
-        copy.owner = owner
+        copy.options.isOwned = true
+        copy.options.owner = owner
         return copy
     }
 
     /// Registers `body` and returns the token, or an inert token if the owner is already gone or
     /// the event type refuses the subscription.
-    func register(_ body: Body<E>) -> EventToken {
-        let owner = self.owner
-        if isOwned && owner == nil { return .inert }
+    func register(_ body: Body<E>, at callSite: CallSite) -> EventToken {
+        var options = self.options
+        let owner = options.owner  // held until registered
+        if options.isOwned && owner == nil { return .inert }
         // A key given twice counts once (deduplicated here, so that chaining `ofType` stays O(1)).
-        var unique = keys
-        if keys.count > 1 {
+        if options.keys.count > 1 {
             var seen = Set<String>()
-            unique = keys.filter { seen.insert($0).inserted }
+            options.keys = options.keys.filter { seen.insert($0).inserted }
         }
-        guard let node = bus.index.subscribe(E.self, keys: unique, body: body, owner: owner, isOwned: isOwned, bus: bus)
-        else { return .inert }
+        let node = withExtendedLifetime(owner) {
+            bus.index.subscribe(
+                E.self, keys: options.keys, body: body, options: options, callSite: callSite, bus: bus)
+        }
+        guard let node else { return .inert }
         return EventToken(node)
     }
 
     /// The nonisolated body for `callback`: on the dispatching thread, or on the queue.
     func body(_ callback: Callback<E>) -> Body<E> {
-        queue.map { .queue($0, callback) } ?? .immediate(callback)
+        options.queue.map { .queue($0, callback) } ?? .immediate(callback)
     }
 }
 
@@ -169,14 +220,43 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery {
     /// The handler runs on the dispatching thread, before `dispatch` returns, or on the
     /// ``atQueue(_:)`` queue. The subscription lives until the token is disposed (dropping the token
     /// does not end it), a ``DisposeBag`` holding it is emptied or deallocated, its owner (if
-    /// ``freeWith(_:)`` bound one) is deallocated, or the bus is deallocated.
+    /// ``freeWith(_:)`` bound one) is deallocated, or the bus is deallocated. `file` and `line`
+    /// record where it was made; leave them to their defaults.
     ///
     /// ```swift
     /// let token = bus.on(LoginEvent.self).next { event in print(event.userID) }
     /// ```
     @discardableResult
-    public func next(_ handler: @escaping @Sendable (E) -> Void) -> EventToken {
-        register(body(.event(handler)))
+    public func next(
+        file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @Sendable (E) -> Void
+    ) -> EventToken {
+        register(body(.event(handler)), at: CallSite(fileID: file, line: line))
+    }
+
+    /// Registers the throwing `handler` and returns the subscription's token.
+    ///
+    /// As the non-throwing `next`; an error the handler throws never reaches the dispatcher: the
+    /// other subscribers still run, and the bus hands the error to its
+    /// ``EventBus/handlerErrorHandler`` on the handler's thread (without one, debug builds print
+    /// the first error of each subscription).
+    ///
+    /// ```swift
+    /// struct InvalidUser: Error {}
+    /// bus.on(LoginEvent.self).next { event throws in
+    ///     guard !event.userID.isEmpty else { throw InvalidUser() }
+    ///     print("welcome", event.userID)
+    /// }
+    /// ```
+    @discardableResult
+    public func next(
+        file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @Sendable (E) throws -> Void
+    ) -> EventToken {
+        register(
+            body(
+                .general { _, event in
+                    try handler(event)
+                    return .continue
+                }), at: CallSite(fileID: file, line: line))
     }
 }
 
@@ -198,9 +278,97 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner: AnyObject 
     /// }
     /// ```
     @discardableResult
-    public func next(_ handler: @escaping @Sendable (Owner, E) -> Void) -> EventToken {
-        // The bus only ever passes back the owner this subscription was made with.
-        register(body(.ownerAndEvent { owner, event in handler(unsafeDowncast(owner, to: Owner.self), event) }))
+    public func next(
+        file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @Sendable (Owner, E) -> Void
+    ) -> EventToken {
+        register(
+            body(
+                .general { owner, event in
+                    handler(passed(owner), event)
+                    return .continue
+                }), at: CallSite(fileID: file, line: line))
+    }
+
+    /// Registers the throwing `handler`, which receives the owner (retained for the call) with
+    /// each event, and returns the subscription's token. Errors go to
+    /// ``EventBus/handlerErrorHandler``, as for the throwing `next { event throws in }`.
+    ///
+    /// ```swift
+    /// final class Archiver: EventSubscribing {
+    ///     init(bus: EventBus) {
+    ///         bus.on(LoginEvent.self).freeWith(self).next { owner, event throws in try owner.archive(event) }
+    ///     }
+    ///     func archive(_ event: LoginEvent) throws {}
+    /// }
+    /// ```
+    @discardableResult
+    public func next(
+        file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @Sendable (Owner, E) throws -> Void
+    ) -> EventToken {
+        register(
+            body(
+                .general { owner, event in
+                    try handler(passed(owner), event)
+                    return .continue
+                }), at: CallSite(fileID: file, line: line))
+    }
+}
+
+/// The owner a subscription's handler is called with: the bus only ever passes back the live
+/// owner the subscription was made with (owned subscriptions are never called without one).
+@inline(__always)
+private func passed<Owner: AnyObject>(_ owner: AnyObject?) -> Owner {
+    unsafeDowncast(owner.unsafelyUnwrapped, to: Owner.self)
+}
+
+extension SubscriberMaker where Delivery == EventDelivery.Synchronous {
+    /// Registers `handler`, which decides for each event whether the dispatch goes on to the next
+    /// subscribers (``EventPropagation/continue``) or stops here (``EventPropagation/stop``), and
+    /// returns the subscription's token.
+    ///
+    /// `.stop` ends the current dispatch for every subscriber not yet called, of every key and
+    /// supertype, except ``monitor()`` subscribers. Runs on the dispatching thread, before
+    /// `dispatch` returns. Only synchronous makers offer `handle`: after ``atQueue(_:)``,
+    /// ``onMainActor()`` or ``monitor()`` it is a compile error, since those handlers run too late
+    /// (or must not) decide. Combine it with ``priority(_:)`` to decide before the others.
+    ///
+    /// ```swift
+    /// var drawerIsOpen = false
+    /// bus.on(BackTapped.self).priority(.high).handle { [drawerIsOpen] _ in
+    ///     drawerIsOpen ? .stop : .continue
+    /// }
+    /// ```
+    @discardableResult
+    public func handle(
+        file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @Sendable (E) -> EventPropagation
+    ) -> EventToken {
+        register(.immediate(.general { _, event in handler(event) }), at: CallSite(fileID: file, line: line))
+    }
+}
+
+extension SubscriberMaker where Delivery == EventDelivery.Synchronous, Owner: AnyObject & Sendable {
+    /// Registers `handler`, which receives the owner (retained for the call) with each event and
+    /// decides whether the dispatch goes on; see ``handle(file:line:_:)-(_,_,(E)->EventPropagation)``.
+    /// Never called once the owner is gone.
+    ///
+    /// ```swift
+    /// final class Drawer: EventSubscribing, @unchecked Sendable {
+    ///     var isOpen = false   // (a real drawer would be @MainActor; see onMainActor())
+    ///     init(bus: EventBus) {
+    ///         bus.on(BackTapped.self).priority(.high).freeWith(self).handle { drawer, _ in
+    ///             drawer.isOpen ? .stop : .continue
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    @discardableResult
+    public func handle(
+        file: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @Sendable (Owner, E) -> EventPropagation
+    ) -> EventToken {
+        register(
+            .immediate(.general { owner, event in handler(passed(owner), event) }),
+            at: CallSite(fileID: file, line: line))
     }
 }
 
@@ -222,8 +390,29 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActor {
     /// }
     /// ```
     @discardableResult
-    public func next(_ handler: @escaping @MainActor @Sendable (E) -> Void) -> EventToken {
-        register(.mainActor(.event(handler)))
+    public func next(
+        file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @MainActor @Sendable (E) -> Void
+    ) -> EventToken {
+        register(.mainActor { _, event in handler(event) }, at: CallSite(fileID: file, line: line))
+    }
+
+    /// Registers the throwing `@MainActor` `handler` and returns the subscription's token. Errors
+    /// go to ``EventBus/handlerErrorHandler``, on the main actor.
+    ///
+    /// ```swift
+    /// struct Rejected: Error {}
+    /// @MainActor func bind(_ bus: EventBus) -> EventToken {
+    ///     bus.on(LoginEvent.self).onMainActor().next { event throws in
+    ///         if event.userID.isEmpty { throw Rejected() }
+    ///     }
+    /// }
+    /// ```
+    @discardableResult
+    public func next(
+        file: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @MainActor @Sendable (E) throws -> Void
+    ) -> EventToken {
+        register(.mainActor { _, event in try handler(event) }, at: CallSite(fileID: file, line: line))
     }
 }
 
@@ -246,8 +435,30 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner: AnyO
     /// }
     /// ```
     @discardableResult
-    public func next(_ handler: @escaping @MainActor @Sendable (Owner, E) -> Void) -> EventToken {
-        // The bus only ever passes back the owner this subscription was made with.
-        register(.mainActor(.ownerAndEvent { owner, event in handler(unsafeDowncast(owner, to: Owner.self), event) }))
+    public func next(
+        file: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @MainActor @Sendable (Owner, E) -> Void
+    ) -> EventToken {
+        register(.mainActor { owner, event in handler(passed(owner), event) }, at: CallSite(fileID: file, line: line))
+    }
+
+    /// Registers the throwing `@MainActor` `handler`, which receives the owner with each event.
+    /// Errors go to ``EventBus/handlerErrorHandler``, on the main actor.
+    ///
+    /// ```swift
+    /// @MainActor final class Editor: EventSubscribing {
+    ///     func start() {
+    ///         subscribe(LoginEvent.self).onMainActor().next { owner, event throws in try owner.load(event) }
+    ///     }
+    ///     func load(_ event: LoginEvent) throws {}
+    /// }
+    /// ```
+    @discardableResult
+    public func next(
+        file: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @MainActor @Sendable (Owner, E) throws -> Void
+    ) -> EventToken {
+        register(
+            .mainActor { owner, event in try handler(passed(owner), event) }, at: CallSite(fileID: file, line: line))
     }
 }

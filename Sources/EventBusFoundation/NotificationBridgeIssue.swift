@@ -34,6 +34,10 @@ public enum NotificationBridgeIssue: Sendable, CustomStringConvertible {
     /// notification (it already is one). The returned token is already disposed.
     case bridgeRefused(eventType: any Event.Type)
 
+    /// A sticky dispatch of a ``NotificationEvent`` (``EventBus/EventBus/dispatch(_:sticky:)``) was
+    /// refused: a notification cannot be kept. It was dispatched as a plain one.
+    case stickyRefused
+
     /// A one-line description, as printed by debug builds without a handler.
     ///
     /// ```swift
@@ -49,6 +53,8 @@ public enum NotificationBridgeIssue: Sendable, CustomStringConvertible {
         case .unsupportedName(let name):
             return
                 "a subscription to notification name \(name.rawValue.debugDescription) was refused: names starting with U+0000 are reserved; its token is disposed"
+        case .stickyRefused:
+            return "a NotificationEvent cannot be sticky; it was dispatched without being kept"
         case .bridgeRefused(let eventType):
             return "\(eventType) cannot be bridged to a notification; the bridge was refused"
         }

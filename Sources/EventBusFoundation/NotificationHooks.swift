@@ -79,7 +79,11 @@ final class NotificationHooks: EventTypeHooks, @unchecked Sendable {
         }
     }
 
-    func dispatch(_ event: any Event) {
+    func refuseSticky() {
+        report(.stickyRefused)
+    }
+
+    func dispatch(_ event: any Sendable) {
         // Only ever a `NotificationEvent`: these are its hooks. Bus subscribers get it through the
         // observer, exactly once; legacy observers get it too.
         guard let event = event as? NotificationEvent else { return }

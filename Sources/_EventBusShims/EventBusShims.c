@@ -24,3 +24,10 @@ bool eventbus_is_main_thread(void) {
 #else
 bool eventbus_is_main_thread(void) { return false; }
 #endif
+
+#include <stdio.h>
+
+void eventbus_print_error(const char *message) {
+    fputs(message, stderr);
+    fputc('\n', stderr);
+}

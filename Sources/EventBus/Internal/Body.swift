@@ -1,15 +1,24 @@
 import Dispatch
 
 /// What a subscription does with an event, built by the maker: where the handler runs, and the
-/// handler in the shape `next` was given. Only valid pairs exist: a main-actor handler only ever
-/// runs on the main actor.
-enum Body<E: Event>: Sendable {
+/// handler in the shape `next` or `handle` was given. Only valid pairs exist: a main-actor handler
+/// only ever runs on the main actor, and only synchronous handlers can stop a dispatch.
+enum Body<E: Sendable>: Sendable {
     /// On the dispatching thread, before `dispatch` returns.
     case immediate(Callback<E>)
     /// Asynchronously on the queue, in dispatch order when it is serial.
     case queue(DispatchQueue, Callback<E>)
     /// On the main actor: at once on the main queue, otherwise enqueued on it in dispatch order.
-    case mainActor(MainActorCallback<E>)
+    case mainActor(MainActorHandler<E>)
+
+    /// Whether a delivery made on this thread calls the handler now (rather than enqueueing it).
+    var deliversNow: Bool {
+        switch self {
+        case .immediate: true
+        case .queue: false
+        case .mainActor: isOnMainQueue
+        }
+    }
 
     /// Whether deliveries, and so the owner's last release by the bus, happen on the main queue.
     var runsOnMain: Bool {
@@ -21,28 +30,32 @@ enum Body<E: Event>: Sendable {
     }
 }
 
-/// A nonisolated handler: `next { event in }` or `next { owner, event in }`.
-enum Callback<E: Event>: Sendable {
+/// A nonisolated handler.
+enum Callback<E: Sendable>: Sendable {
+    /// `next { event in }` with no owner: the commonest shape, called with nothing around it.
     case event(@Sendable (E) -> Void)
-    /// Called with the owner, retained for the call.
-    case ownerAndEvent(@Sendable (AnyObject, E) -> Void)
+    /// Every other shape (owner-passing, throwing, `handle`), as the maker wrapped it: called with
+    /// the owner (retained for the call; `nil` when the subscription has none).
+    case general(@Sendable (AnyObject?, E) throws -> EventPropagation)
 }
 
-/// A `@MainActor` handler: `onMainActor().next { event in }` or `{ owner, event in }`.
-enum MainActorCallback<E: Event>: Sendable {
-    case event(@MainActor @Sendable (E) -> Void)
-    /// Called with the owner, retained for the call.
-    case ownerAndEvent(@MainActor @Sendable (AnyObject, E) -> Void)
-}
+/// A `@MainActor` handler, as the maker wrapped it: called with the owner (retained for the call;
+/// `nil` when the subscription has none).
+typealias MainActorHandler<E> = @MainActor @Sendable (AnyObject?, E) throws -> Void
 
 /// What one delivery did.
 enum Outcome: Equatable {
     /// The handler ran.
     case delivered
+    /// The handler ran and asked to stop the dispatch.
+    case stopped
     /// The handler will run on its queue (if the subscription is still live then).
     case enqueued
     /// The subscription had ended: nothing ran.
     case ended
     /// The owner is gone: nothing ran, and the subscription is to be reclaimed.
     case ownerGone
+
+    /// Whether a delivery started or was enqueued (what a dead event lacks).
+    var reached: Bool { self == .delivered || self == .stopped || self == .enqueued }
 }

@@ -1,49 +1,67 @@
-/// Everything subscribed to one event type on one bus: the unkeyed list and one list per key.
+/// Everything one event type has on one bus: its subscriber lists (unkeyed, and per key, each by
+/// level), what the type adds (hooks, supertypes), and its sticky events.
 ///
-/// Touched only under the bus lock. A bucket whose lists are all empty waits in the index's queue
-/// of empty buckets and is removed unless it is used again meanwhile (see `TypeIndex`).
+/// Touched only under the bus lock. A bucket whose lists are all empty, and which holds nothing
+/// else, waits in the index's queue of empty buckets and is removed unless it is used again
+/// meanwhile (see `TypeIndex`).
 final class Bucket {
     let typeID: ObjectIdentifier
-    @exclusivity(unchecked) var unkeyed = SubscriberList()
-    @exclusivity(unchecked) var keyed: [String: SubscriberList] = [:]
+    @exclusivity(unchecked) private var unkeyed = LeveledLists()
+    @exclusivity(unchecked) private var keyed: [String: LeveledLists] = [:]
     /// Live subscriptions (primaries): `subscriptionCount(of:)` in O(1).
     @exclusivity(unchecked) var subscriptionCount = 0
     /// What the event type adds to the bus (the NotificationCenter bridge's hooks); set at creation.
     let hooks: (any EventTypeHooks)?
+    /// The supertypes the event type is also delivered as; set at creation.
+    let supertypes: (any SupertypeDelivering)?
+    /// The type's sticky events, made by the first sticky dispatch.
+    @exclusivity(unchecked) var sticky: (any StickySlots)?
     /// Whether the bucket is in the index's queue of empty buckets, and when it was queued.
     @exclusivity(unchecked) var emptySince: UInt64?
+    /// Bit `l` is set while a node (live or pinned) is linked at level `l`, keyed or not: a
+    /// dispatch skips the other levels without looking at their lists.
+    @exclusivity(unchecked) private(set) var levelMask: UInt8 = 0
+    /// Nodes linked per level (inline: no allocation per bucket).
+    @exclusivity(unchecked) private var levelCounts = SIMD8<Int32>()
 
-    init(typeID: ObjectIdentifier, hooks: (any EventTypeHooks)?) {
+    init(typeID: ObjectIdentifier, hooks: (any EventTypeHooks)?, supertypes: (any SupertypeDelivering)?) {
         self.typeID = typeID
         self.hooks = hooks
+        self.supertypes = supertypes
     }
 
     /// Whether no node (live or pinned) is linked in any list.
-    var isEmpty: Bool { unkeyed.isEmpty && keyed.isEmpty }
+    var isEmpty: Bool { levelMask == 0 }
 
-    /// The first node of the list of `key` (`nil`: the unkeyed list).
-    func head(of key: String?) -> SubscriptionNode? {
-        guard let key else { return unkeyed.head }
-        return keyed[key]?.head
-    }
+    /// Whether the bucket holds nothing it must keep: no node, no sticky event, and nothing the
+    /// event type adds (those buckets stay for the bus's life, one per such type).
+    var isRemovable: Bool { isEmpty && hooks == nil && supertypes == nil && (sticky?.isEmpty ?? true) }
 
-    /// ``head(of:)``, without the reference counting of a strong load (for walks under the lock).
+    /// The first node of the list of `key` (`nil`: the unkeyed list) at `level`, without the
+    /// reference counting of a strong load (for walks under the lock).
     @inline(__always)
     // Unmanaged: only used under the lock, while the list keeps the node alive.
-    func unmanagedHead(of key: String?) -> Unmanaged<SubscriptionNode>? {
-        head(of: key).map { Unmanaged.passUnretained($0) }  // Unmanaged: see above
+    func unmanagedHead(of key: String?, at level: DeliveryLevel) -> Unmanaged<SubscriptionNode>? {
+        let head = key == nil ? unkeyed.head(at: level) : keyed[key!]?.head(at: level)
+        return head.map { Unmanaged.passUnretained($0) }  // Unmanaged: see above
     }
 
     func append(_ node: SubscriptionNode) {
         if let key = node.key {
-            keyed[key, default: SubscriberList()].append(node)
+            keyed[key, default: LeveledLists()].append(node)
         } else {
             unkeyed.append(node)
         }
+        let level = node.level.index
+        levelCounts[level] += 1
+        levelMask |= 1 << level
     }
 
-    /// Unlinks `node`; returns `true` if that emptied the list of its key.
+    /// Unlinks `node`; returns `true` if that emptied the lists of its key.
     func remove(_ node: SubscriptionNode) -> Bool {
+        let level = node.level.index
+        levelCounts[level] -= 1
+        if levelCounts[level] == 0 { levelMask &= ~(1 << level) }
         guard let key = node.key else {
             unkeyed.remove(node)
             return false
@@ -52,5 +70,30 @@ final class Bucket {
         guard keyed[key]?.isEmpty == true else { return false }
         keyed[key] = nil
         return true
+    }
+
+    /// Unlinks every node and hands it to `body` (the bus is being deallocated). Iterative:
+    /// releasing a long `next` chain at once would recurse once per node.
+    func drain(_ body: (SubscriptionNode) -> Void) {
+        for level in 0..<DeliveryLevel.count {
+            let level = DeliveryLevel(rawValue: UInt8(level))
+            for key in keyed.keys { Self.drain(from: keyed[key]?.head(at: level), body) }
+            Self.drain(from: unkeyed.head(at: level), body)
+        }
+        keyed = [:]
+        unkeyed = LeveledLists()
+        levelCounts = SIMD8<Int32>()
+        levelMask = 0
+    }
+
+    private static func drain(from head: SubscriptionNode?, _ body: (SubscriptionNode) -> Void) {
+        var cursor = head
+        while let node = cursor {
+            cursor = node.next
+            node.next = nil
+            node.previous = nil
+            node.isLinked = false
+            body(node)
+        }
     }
 }

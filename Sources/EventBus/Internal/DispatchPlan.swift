@@ -1,14 +1,16 @@
 /// One dispatch's walk over the subscribers of an event type and key, decided under the lock a
 /// chunk at a time and delivered outside it.
 ///
-/// The route is the list of the event's key, then the unkeyed list. Each `fill` (under the lock)
-/// takes up to `chunkCapacity` live subscriptions into a buffer on the dispatching thread's stack.
-/// If the route ends within the chunk (any dispatch to at most `chunkCapacity` subscribers), the
-/// chunk's nodes are retained and released after delivery: the lock is taken once. Otherwise they
-/// are pinned (a pinned node stays linked, so its list keeps it alive, even if it ends meanwhile)
-/// and unpinned under the lock when the next chunk is filled: no reference counting per
-/// subscriber, and the lock is held O(chunkCapacity) at a time however many subscribers there are.
-/// Subscriptions made after the dispatch started (higher ids) are not delivered to.
+/// The route, for each ``DeliveryLevel`` in order (handlers high, normal, low, then monitors): the
+/// list of the event's key, then the unkeyed list; levels with no node are skipped by the bucket's
+/// mask. Each `fill` (under the lock) takes up to `chunkCapacity` live subscriptions into a buffer
+/// on the dispatching thread's stack. If the route ends within the chunk (any dispatch to at most
+/// `chunkCapacity` subscribers), the chunk's nodes are retained and released after delivery: the
+/// lock is taken once. Otherwise they are pinned (a pinned node stays linked, so its list keeps it
+/// alive, even if it ends meanwhile) and unpinned under the lock when the next chunk is filled: no
+/// reference counting per subscriber, and the lock is held O(chunkCapacity) at a time however many
+/// subscribers there are. Subscriptions made after the dispatch started (higher ids) are not
+/// delivered to. A handler that stops the dispatch makes the walk skip to the monitors.
 struct DispatchPlan {
     static var chunkCapacity: Int { 32 }
 
@@ -19,27 +21,52 @@ struct DispatchPlan {
     private var isRetained = false
     private let key: String?
     private let includingUnkeyed: Bool
-    private var maxID: UInt64 = 0
+    private(set) var maxID: UInt64 = 0
     /// The walked bucket. Alive while the plan runs: a bucket with a pinned node is not removed,
     /// and the plan keeps a node pinned until its last fill.
     private var bucket: Unmanaged<Bucket>?
-    /// 0: the list of `key`; 1: the unkeyed list; 2: done.
+    /// `2 * level`: the list of `key` at that level; `2 * level + 1`: the unkeyed list; `stageEnd`:
+    /// done.
     private var stage = 0
+    private static let stageEnd = 2 * DeliveryLevel.count
+    /// Set when a handler stopped the dispatch: only monitors are delivered to from then on.
+    private(set) var isStopped = false
+    /// Deliveries started or enqueued so far.
+    private(set) var reached = 0
     /// The next node to visit, pinned, when a chunk filled before the route ended.
     private var cursor: Unmanaged<SubscriptionNode>?
 
     // Unmanaged: the chunk's nodes are pinned or retained (see the type's comment).
-    init(key: String?, includingUnkeyed: Bool, chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>) {
+    /// `stopped`: the dispatch was already stopped (by the handlers of the type it is a supertype
+    /// of): only monitors are delivered to.
+    init(
+        key: String?, includingUnkeyed: Bool, stopped: Bool = false,
+        chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>
+    ) {
         self.key = key
         self.includingUnkeyed = includingUnkeyed
         self.chunk = chunk
+        isStopped = stopped
     }
 
-    /// Under the lock: starts the walk over `bucket`.
+    /// Under the lock: starts the walk over `bucket`, delivering to subscriptions up to `lastID`.
     mutating func start(in bucket: Bucket, lastID: UInt64, index: inout TypeIndex, retired: inout Retired) {
         self.bucket = Unmanaged.passUnretained(bucket)  // Unmanaged: see `bucket`
         maxID = lastID
+        stage = firstStage(atOrAfter: isStopped ? 2 * DeliveryLevel.firstMonitor.index : 0, in: bucket)
         fill(index: &index, retired: &retired)
+    }
+
+    /// Whether the first fill found a subscription to deliver to (under the lock, after `start`).
+    var foundSubscribers: Bool { count > 0 }
+
+    /// The first stage from `stage` on whose level has nodes (`stageEnd` if none).
+    private func firstStage(atOrAfter stage: Int, in bucket: Bucket) -> Int {
+        var stage = stage
+        while stage < Self.stageEnd && bucket.levelMask & (1 << (stage >> 1)) == 0 {
+            stage = (stage | 1) + 1  // the next level's first stage
+        }
+        return stage
     }
 
     /// Under the lock: unpins the delivered chunk, then takes the next chunk of live subscriptions.
@@ -53,6 +80,12 @@ struct DispatchPlan {
         // (`Unmanaged`, so that reading a link costs no reference counting).
         var node: Unmanaged<SubscriptionNode>?  // Unmanaged: under the lock, kept alive by its list
         var resumed: Unmanaged<SubscriptionNode>?  // Unmanaged: pinned
+        if isStopped && stage < 2 * DeliveryLevel.firstMonitor.index {
+            // Stopped: the handlers left are skipped, the monitors' walk starts.
+            if let cursor { index.unpin(cursor, in: bucket, retired: &retired) }
+            cursor = nil
+            stage = firstStage(atOrAfter: 2 * DeliveryLevel.firstMonitor.index, in: bucket)
+        }
         if let cursor {
             node = cursor
             resumed = cursor
@@ -60,9 +93,9 @@ struct DispatchPlan {
         } else {
             node = head(of: bucket)
         }
-        while stage < 2 {
+        while stage < Self.stageEnd {
             guard let current = node else {
-                stage += 1
+                stage = firstStage(atOrAfter: stage + 1, in: bucket)
                 node = head(of: bucket)
                 continue
             }
@@ -95,11 +128,13 @@ struct DispatchPlan {
 
     /// The first node of the current stage's list, `nil` if that list is skipped or empty.
     private func head(of bucket: Bucket) -> Unmanaged<SubscriptionNode>? {
-        switch stage {
-        case 0: key.flatMap { bucket.unmanagedHead(of: $0) }
-        case 1: includingUnkeyed ? bucket.unmanagedHead(of: nil) : nil
-        default: nil
+        guard stage < Self.stageEnd else { return nil }
+        let level = DeliveryLevel(rawValue: UInt8(stage >> 1))
+        if stage & 1 == 0 {
+            guard let key else { return nil }
+            return bucket.unmanagedHead(of: key, at: level)
         }
+        return includingUnkeyed ? bucket.unmanagedHead(of: nil, at: level) : nil
     }
 
     /// Delivers the event at `event` (of the walked type) chunk by chunk, no lock held while
@@ -107,7 +142,7 @@ struct DispatchPlan {
     mutating func run(_ event: UnsafeRawPointer, in container: SubscriptionIndex) {
         while count > 0 {
             var dead: UInt64 = 0  // bit i: chunk[i]'s owner is gone
-            for i in 0..<count where chunk[i]._withUnsafeGuaranteedRef({ $0.deliver(event) }) == .ownerGone {
+            for i in 0..<count where !deliver(event, to: chunk[i]) {
                 dead |= 1 << UInt64(i)
             }
             if dead != 0 { reclaim(dead, in: container) }
@@ -117,9 +152,33 @@ struct DispatchPlan {
                 count = 0
                 return
             }
-            // Unpins this chunk (a node that ended meanwhile is unlinked now) and takes the next.
-            container.withIndex { index, retired in fill(index: &index, retired: &retired) }
+            refill(in: container)
         }
+    }
+
+    /// Delivers the event to `node` (skipped if it is not a monitor and the dispatch was stopped)
+    /// and counts the outcome; `false` if the node's owner is gone.
+    // Unmanaged: the chunk's nodes are pinned or retained.
+    private mutating func deliver(_ event: UnsafeRawPointer, to node: Unmanaged<SubscriptionNode>) -> Bool {
+        let outcome = node._withUnsafeGuaranteedRef { node in
+            // After a stop, only monitors (the chunk holds them last, in level order).
+            isStopped && !node.level.isMonitor ? .ended : node.deliver(event)
+        }
+        switch outcome {
+        case .delivered, .enqueued: reached += 1
+        case .stopped:
+            reached += 1
+            isStopped = true
+        case .ownerGone: return false
+        case .ended: break
+        }
+        return true
+    }
+
+    /// Unpins the delivered chunk (a node that ended meanwhile is unlinked now) and takes the next.
+    @inline(never)
+    private mutating func refill(in container: SubscriptionIndex) {
+        container.withIndex { index, retired in fill(index: &index, retired: &retired) }
     }
 
     /// Has `container` reclaim the chunk's subscriptions whose bit is set in `mask` (owner gone).

@@ -24,7 +24,11 @@ package protocol EventTypeHooks: AnyObject, Sendable {
     /// Replaces the direct fan-out of `EventBus.dispatch(_:)` for the event type, whose value
     /// `event` is. Called with no lock held; hand the event to the subscribers with
     /// `EventBus.deliver(_:key:includingUnkeyed:)`.
-    func dispatch(_ event: any Event)
+    func dispatch(_ event: any Sendable)
+
+    /// A sticky dispatch of the event type was refused (its events cannot be kept): report it.
+    /// Called with no lock held, before ``dispatch(_:)`` delivers the event as a plain dispatch.
+    func refuseSticky()
 }
 
 /// An event type whose bucket carries hooks on every bus.

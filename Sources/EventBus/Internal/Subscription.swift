@@ -4,7 +4,7 @@ import Dispatch
 ///
 /// Built by a maker, which knows the handler's shape and the owner's type, so the body needs no
 /// cast and no invalid combination exists. ``deliver(_:)`` is the one place a handler is called from.
-final class Subscription<E: Event>: SubscriptionNode, @unchecked Sendable {
+final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     // @unchecked Sendable: as SubscriptionNode; `body` and `plainHandler` are immutable.
     let body: Body<E>
     /// The handler of the commonest body, `.immediate(.event)` with no owner, kept apart so that
@@ -12,13 +12,13 @@ final class Subscription<E: Event>: SubscriptionNode, @unchecked Sendable {
     private let plainHandler: (@Sendable (E) -> Void)?
 
     init(
-        id: UInt64, slot: UInt32, key: String?, body: Body<E>, owner: AnyObject?, isOwned: Bool, bucket: Bucket,
-        anchor: ContainerAnchor
+        id: UInt64, slot: UInt32, key: String?, body: Body<E>, options: SubscriptionOptions, callSite: CallSite,
+        bucket: Bucket, anchor: ContainerAnchor
     ) {
         self.body = body
-        if !isOwned, case .immediate(.event(let handler)) = body { plainHandler = handler } else { plainHandler = nil }
+        if !options.isOwned, case .immediate(.event(let handler)) = body { plainHandler = handler } else { plainHandler = nil }
         super.init(
-            id: id, slot: slot, key: key, owner: owner, isOwned: isOwned, ownerBelongsToMain: body.runsOnMain,
+            id: id, slot: slot, key: key, options: options, ownerBelongsToMain: body.runsOnMain, callSite: callSite,
             bucket: bucket, anchor: anchor)
     }
 
@@ -34,7 +34,6 @@ final class Subscription<E: Event>: SubscriptionNode, @unchecked Sendable {
     }
 
     /// Delivers `event` as the body says: now, on its queue, or on the main actor.
-    @inline(__always)
     func deliver(_ event: E) -> Outcome {
         switch body {
         case .immediate(let callback):
@@ -45,69 +44,60 @@ final class Subscription<E: Event>: SubscriptionNode, @unchecked Sendable {
             guard isLive else { return .ended }
             queue.async { self.finishEnqueued(self.call(callback, event)) }
             return .enqueued
-        case .mainActor(let callback):
-            return deliverOnMainActor(callback, event)
+        case .mainActor(let handler):
+            if isOnMainQueue { return callOnMainQueue(handler, event) }
+            return enqueueOnMain(handler, event)
         }
+    }
+
+    /// Enqueues a main-actor delivery on the main queue (after the ones enqueued before it). Only
+    /// liveness is checked here: the owner is read on the main queue.
+    func enqueueOnMain(_ handler: @escaping MainActorHandler<E>, _ event: E) -> Outcome {
+        guard isLive else { return .ended }
+        DispatchQueue.main.async { self.finishEnqueued(self.callOnMainQueue(handler, event)) }
+        return .enqueued
     }
 
     /// Calls a nonisolated callback on this thread if the subscription is live and its owner, if
     /// any, alive (retained for the call).
     @inline(__always)
     private func call(_ callback: Callback<E>, _ event: E) -> Outcome {
-        // The common case, kept free of the owner machinery: no owner, a plain handler.
-        if !isOwned, case .event(let handler) = callback {
-            guard isLive else { return .ended }
+        guard isLive else { return .ended }
+        switch callback {
+        case .event(let handler) where !isOwned:
             handler(event)
             return .delivered
-        }
-        guard isLive else { return .ended }
-        guard isOwned else { return call(callback, nil, event) }
-        guard let owner else { return .ownerGone }
-        return call(callback, owner, event)
-    }
-
-    @inline(__always)
-    private func call(_ callback: Callback<E>, _ owner: AnyObject?, _ event: E) -> Outcome {
-        withExtendedLifetime(owner) {
-            switch callback {
-            case .event(let handler): handler(event)
-            case .ownerAndEvent(let handler):
-                // Owner-passing callbacks are only made by owned makers, whose nodes have an owner.
-                if let owner { handler(owner, event) }
+        case .event(let handler):
+            guard let owner else { return .ownerGone }
+            withExtendedLifetime(owner) { handler(event) }
+            return .delivered
+        case .general(let handler):
+            let owner = isOwned ? owner : nil
+            if isOwned && owner == nil { return .ownerGone }
+            return withExtendedLifetime(owner) {
+                do {
+                    return try handler(owner, event) == .stop ? .stopped : .delivered
+                } catch {
+                    report(error, eventType: E.self)
+                    return .delivered
+                }
             }
         }
-        return .delivered
     }
 
-    /// Main-actor delivery: now if on the main queue, otherwise enqueued on it (in dispatch order).
-    @inline(never)
-    private func deliverOnMainActor(_ callback: MainActorCallback<E>, _ event: E) -> Outcome {
-        if isOnMainQueue { return callOnMainQueue(callback, event) }
-        // Off the main queue only liveness is checked: the owner is read on the main queue.
-        guard isLive else { return .ended }
-        DispatchQueue.main.async { self.finishEnqueued(self.callOnMainQueue(callback, event)) }
-        return .enqueued
-    }
-
-    private func callOnMainQueue(_ callback: MainActorCallback<E>, _ event: E) -> Outcome {
-        // Checked in release builds too: the bit casts below are sound only on the main queue.
+    private func callOnMainQueue(_ handler: @escaping MainActorHandler<E>, _ event: E) -> Outcome {
+        // Checked in release builds too: the bit cast below is sound only on the main queue.
         precondition(isOnMainQueue, "EventBus: a main-actor handler called off the main queue")
         guard isLive else { return .ended }
         let owner = isOwned ? owner : nil
         if isOwned && owner == nil { return .ownerGone }
-        // On the main queue main-actor code may run, so the handlers are called through their
-        // nonisolated views. (`MainActor.assumeIsolated` would re-check the executor through the
-        // runtime and allocate, on every delivery.)
+        // On the main queue main-actor code may run, so the handler is called through its
+        // nonisolated view. (`MainActor.assumeIsolated` would re-check the executor through the
+        // runtime and allocate, on every delivery.) unsafeBitCast: isolation is a compile-time
+        // attribute of a synchronous function type (same representation and calling convention).
+        let nonisolated = unsafeBitCast(handler, to: (@Sendable (AnyObject?, E) throws -> Void).self)
         withExtendedLifetime(owner) {
-            switch callback {
-            case .event(let handler):
-                // unsafeBitCast: isolation is a compile-time attribute of a synchronous function
-                // type (same representation and calling convention), and this is the main queue.
-                unsafeBitCast(handler, to: (@Sendable (E) -> Void).self)(event)
-            case .ownerAndEvent(let handler):
-                // unsafeBitCast: as above.
-                if let owner { unsafeBitCast(handler, to: (@Sendable (AnyObject, E) -> Void).self)(owner, event) }
-            }
+            do { try nonisolated(owner, event) } catch { report(error, eventType: E.self) }
         }
         return .delivered
     }

@@ -5,7 +5,19 @@ import Dispatch
 /// Every method decides under the lock and acts after unlocking: handlers run, and objects the
 /// index let go of are released, with no lock held.
 final class SubscriptionIndex: SubscriptionContainer {
-    private let state = Locked(TypeIndex())
+    private let state: Locked<TypeIndex>
+    /// The bus's dead-event and handler-error handlers, behind their own lock (read only when a
+    /// dispatch is dead or a handler threw).
+    private let handlers = Locked(Handlers())
+
+    struct Handlers {
+        var deadEvent: (@Sendable (DeadEvent) -> Void)?
+        var handlerError: (@Sendable (HandlerError) -> Void)?
+    }
+
+    init(clock: StickyClock) {
+        state = Locked(TypeIndex(clock: clock))
+    }
 
     /// Runs `body` under the lock, then settles what it retired.
     @inline(__always)
@@ -17,17 +29,42 @@ final class SubscriptionIndex: SubscriptionContainer {
     }
 
     /// Registers a subscription and returns its primary node, or `nil` if `E`'s hooks refused it.
-    func subscribe<E: Event>(
-        _ type: E.Type, keys: [String], body: Body<E>, owner: AnyObject?, isOwned: Bool, bus: EventBus
+    ///
+    /// With `options.replaysSticky`, the kept sticky events of `E` and the keys are snapshot in the
+    /// same critical section as the registration (so a concurrent dispatch is either replayed or
+    /// delivered live, never both, never neither), then delivered: queued and off-main main-actor
+    /// deliveries are enqueued before unlocking (so before any live one), the others are called
+    /// on this thread before returning.
+    func subscribe<E: Sendable>(
+        _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, callSite: CallSite,
+        bus: EventBus
     ) -> Subscription<E>? {
         var sweep = SweepBatch()
+        var replay: [StickyStore<E>.Entry] = []
+        var released: [StickyStore<E>.Entry] = []
+        let enqueuesReplay = !body.deliversNow
         let node = withIndex { index, retired in
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
-            return index.insert(
-                E.self, keys: keys, body: body, owner: owner, isOwned: isOwned, bus: bus, anchor: bus.anchor,
+            let node = index.insert(
+                E.self, keys: keys, body: body, options: options, callSite: callSite, bus: bus, anchor: bus.anchor,
                 retired: &retired)
+            if let node, options.replaysSticky {
+                replay =
+                    index.withStickyStore(of: E.self) { store, now in
+                        store.entries(of: keys.isEmpty ? nil : keys, now: now, taking: true, released: &released)
+                    } ?? []
+                // Enqueueing runs no user code (the handlers run later, on their queue).
+                if enqueuesReplay { for entry in replay { _ = node.deliver(entry.event) } }
+            }
+            return node
         }
         sweep.check(in: self)
+        if let node, !enqueuesReplay {
+            for entry in replay where node.deliver(entry.event) == .ownerGone {
+                reclaim(CollectionOfOne(node.handle))
+                break
+            }
+        }
         return node
     }
 
@@ -55,50 +92,124 @@ final class SubscriptionIndex: SubscriptionContainer {
         if !attached { bag.forget(subscription.id) }
     }
 
-    /// Delivers `event` to the subscribers of `key` (and, if `includingUnkeyed`, to the unkeyed
-    /// ones), unless `E` has hooks and `bypassingHooks` is `false`: then the hooks get it.
-    @inline(__always)
-    func dispatch<E: Event>(
-        _ event: E, key: String?, on bus: EventBus, bypassingHooks: Bool = false, includingUnkeyed: Bool = true
-    ) {
+    func report(_ error: HandlerError, from node: SubscriptionNode) {
+        let (handler, firstForNode) = handlers.withLock { handlers in
+            defer { node.printedError = true }
+            return (handlers.handlerError, !node.printedError)
+        }
+        if let handler {
+            handler(error)
+        } else if firstForNode {
+            HandlerError.printInDebugBuilds(error)
+        }
+    }
+
+    /// The bus's dead-event handler.
+    var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
+        get { handlers.withLock { $0.deadEvent } }
+        set { handlers.withLock { $0.deadEvent = newValue } }
+    }
+
+    /// The bus's handler-error handler.
+    var handlerErrorHandler: (@Sendable (HandlerError) -> Void)? {
+        get { handlers.withLock { $0.handlerError } }
+        set { handlers.withLock { $0.handlerError = newValue } }
+    }
+
+    /// What one dispatch did.
+    struct Tally {
+        /// Deliveries started or enqueued.
+        var reached = 0
+        var isStopped = false
+        /// Handed to the type's hooks (which deliver through a dispatch of their own).
+        var isHooked = false
+
+        var isDead: Bool { reached == 0 && !isStopped && !isHooked }
+    }
+
+    /// The one delivery path. Dispatches `event` with key `key` to `E`'s hooks if it has any
+    /// (unless `bypassingHooks`), else walks its subscribers of `key` (and the unkeyed ones, if
+    /// `includingUnkeyed`) with a ``DispatchPlan``, decided under the lock a chunk at a time and
+    /// delivered outside it, then its supertypes' subscribers; keeps it if `sticky` says so;
+    /// reports it to the dead-event handler if it reached nobody.
+    ///
+    /// `bus`: a full dispatch; `nil`: a delivery to one type's subscribers only (a supertype's: no
+    /// hooks, supertypes, sticky or dead event). `stopped`: a handler already stopped it.
+    @discardableResult
+    func dispatch<E: Sendable>(
+        _ event: E, key: String?, on bus: EventBus?, sticky: StickyPolicy? = nil, bypassingHooks: Bool = false,
+        includingUnkeyed: Bool = true, stopped: Bool = false
+    ) -> Tally {
         let typeID = ObjectIdentifier(E.self)
-        withUnsafeTemporaryAllocation(of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.chunkCapacity) {
+        return withUnsafeTemporaryAllocation(of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.chunkCapacity) {
             chunk in
-            var plan = DispatchPlan(key: key, includingUnkeyed: includingUnkeyed, chunk: chunk)
+            var plan = DispatchPlan(key: key, includingUnkeyed: includingUnkeyed, stopped: stopped, chunk: chunk)
             var sweep = SweepBatch()
+            var released: [StickyStore<E>.Entry] = []
             let route: Route = withIndex { index, retired in
                 index.tick(.dispatch, sweep: &sweep, retired: &retired)
-                guard let bucket = index.bucket(for: typeID) else {
-                    return !bypassingHooks && index.isHooked(E.self) ? .unmadeHooks : .nothing
+                var found = index.bucket(for: typeID)
+                if found == nil, let bus, sticky != nil || index.needsBucket(E.self) {
+                    found = index.bucket(for: E.self, on: bus)
                 }
+                guard let bucket = found else { return .nothing }
                 if let hooks = bucket.hooks, !bypassingHooks { return .hooks(hooks) }
                 plan.start(in: bucket, lastID: index.lastID, index: &index, retired: &retired)
-                return .plan
+                if let sticky {
+                    released = index.storeSticky(
+                        event, key: key, policy: sticky, received: plan.foundSubscribers, in: bucket)
+                }
+                return bus == nil ? .plan(nil) : .plan(bucket.supertypes)
             }
+            var tally = Tally()
             switch route {
-            case .plan:
-                withUnsafePointer(to: event) { plan.run($0, in: self) }
+            case .plan(let supertypes):
+                tally = withUnsafePointer(to: event) { event in
+                    plan.run(event, in: self)
+                    let tally = Tally(reached: plan.reached, isStopped: plan.isStopped)
+                    guard let supertypes else { return tally }
+                    return deliver(event, as: supertypes, key: key, after: tally)
+                }
             case .hooks(let hooks):
+                tally.isHooked = true
+                if sticky != nil { hooks.refuseSticky() }
                 hooks.dispatch(event)
-            case .unmadeHooks:
-                // A hooked type (the bridge's) routes through its hooks even with no subscriber.
-                hooks(of: E.self, on: bus).dispatch(event)
             case .nothing:
                 break
             }
             sweep.check(in: self)
+            _ = consume released  // replaced sticky events go here, with no lock held
+            if tally.isDead, bus != nil, sticky == nil { reportDead(event, key: key) }
+            return tally
         }
     }
 
+    /// Delivers the event at `event` to the supertypes' subscribers (after its own type's, which
+    /// did `tally`).
+    @inline(never)
+    private func deliver(
+        _ event: UnsafeRawPointer, as supertypes: any SupertypeDelivering, key: String?, after tally: Tally
+    ) -> Tally {
+        var delivery = SupertypeDelivery(index: self, key: key, isStopped: tally.isStopped, reached: tally.reached)
+        supertypes.deliver(event, &delivery)
+        return Tally(reached: delivery.reached, isStopped: delivery.isStopped)
+    }
+
+    /// Hands a dead event to the dead-event handler, if there is one. (Only events are dispatched
+    /// with a bus, so the cast never fails.)
+    @inline(never)
+    private func reportDead(_ event: some Sendable, key: String?) {
+        guard let handler = deadEventHandler, let event = event as? any Event else { return }
+        handler(DeadEvent(event: event, key: key))
+    }
+
     private enum Route {
-        /// Deliver to the subscribers the plan holds.
-        case plan
-        /// No subscriber, no hooks.
+        /// Deliver to the subscribers the plan holds, then to the supertypes' (if any).
+        case plan((any SupertypeDelivering)?)
+        /// No subscriber, no hooks, no supertypes.
         case nothing
         /// Hand the event to the type's hooks.
         case hooks(any EventTypeHooks)
-        /// The type has hooks, not made yet on this bus.
-        case unmadeHooks
     }
 
     /// The hooks of `E` on this bus, making its bucket if needed; `E` must be a ``HookedEvent``.
@@ -143,9 +254,37 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// The number of live subscriptions. O(1).
     var count: Int { withIndex { index, _ in index.subscriptionCount } }
 
-    /// The number of live subscriptions to `E`. O(1).
-    func count<E: Event>(of _: E.Type) -> Int {
-        withIndex { index, _ in index.bucket(for: ObjectIdentifier(E.self))?.subscriptionCount ?? 0 }
+    /// Runs `body` under the lock on `E`'s sticky store, if it has one, after letting go of the
+    /// bus's expired sticky events; what `body` removes (into its last argument) is released after
+    /// unlocking. `body` must not run user code.
+    func sticky<E: Sendable, R>(
+        of _: E.Type, _ body: (StickyStore<E>, UInt64, inout [StickyStore<E>.Entry]) -> R
+    ) -> R? {
+        var released: [StickyStore<E>.Entry] = []
+        let result = withIndex { index, retired in
+            index.expireAllDueSticky(retired: &retired)
+            return index.withStickyStore(of: E.self) { store, now in body(store, now, &released) }
+        }
+        _ = consume released  // released here, with no lock held
+        return result
+    }
+
+    /// The number of sticky events on the bus, after letting go of the expired ones.
+    var stickyCount: Int {
+        withIndex { index, retired in
+            index.expireAllDueSticky(retired: &retired)
+            return index.stickyCount
+        }
+    }
+
+    /// Removes every sticky event of the bus.
+    func removeAllSticky() {
+        withIndex { index, retired in index.removeAllSticky(retired: &retired) }
+    }
+
+    /// The number of live subscriptions to the type `typeID`. O(1).
+    func count(ofTypeID typeID: ObjectIdentifier) -> Int {
+        withIndex { index, _ in index.bucket(for: typeID)?.subscriptionCount ?? 0 }
     }
 
     /// See `TypeIndex.dispatchesPerSweepTurn`.

@@ -27,6 +27,10 @@ class SubscriptionNode: @unchecked Sendable {
     let key: String?
     /// Whether the subscription was bound to an owner with `freeWith`.
     let isOwned: Bool
+    /// Where the node runs within a dispatch (priority; monitor or handler).
+    let level: DeliveryLevel
+    /// Where the subscription was made.
+    let callSite: CallSite
     /// The `freeWith` owner, held weakly.
     weak var owner: AnyObject?
     /// Whether the owner may only be released on the main queue (main-actor and `atQueue(.main)`
@@ -65,16 +69,22 @@ class SubscriptionNode: @unchecked Sendable {
     /// The bag the token was last put in, told when the subscription ends.
     @exclusivity(unchecked) weak var bag: DisposeBag?
 
+    /// Whether a handler error was printed for this subscription (debug builds, no error handler):
+    /// read and written only under the bus's reporting lock.
+    @exclusivity(unchecked) var printedError = false
+
     init(
-        id: UInt64, slot: UInt32, key: String?, owner: AnyObject?, isOwned: Bool, ownerBelongsToMain: Bool,
-        bucket: Bucket, anchor: ContainerAnchor
+        id: UInt64, slot: UInt32, key: String?, options: SubscriptionOptions, ownerBelongsToMain: Bool,
+        callSite: CallSite, bucket: Bucket, anchor: ContainerAnchor
     ) {
         self.id = id
         self.slot = slot
         self.bucket = bucket
         self.key = key
-        self.owner = owner
-        self.isOwned = isOwned
+        self.owner = options.owner
+        self.isOwned = options.isOwned
+        self.level = options.level
+        self.callSite = callSite
         self.ownerBelongsToMain = ownerBelongsToMain
         self.anchor = anchor
     }
@@ -101,6 +111,18 @@ class SubscriptionNode: @unchecked Sendable {
     /// Marks this node ended; `true` only for the one call that ended it.
     @inline(__always)
     final func end() -> Bool { eventbus_atomic_compare_exchange(livenessWord, 1, 0) }
+
+    /// Hands an error thrown by this subscription's handler to its container's error handler, on
+    /// this thread, with no lock held. (With the bus gone, it is printed in debug builds.)
+    final func report(_ error: any Error, eventType: Any.Type) {
+        let report = HandlerError(
+            error: error, eventType: String(reflecting: eventType), subscriptionID: id, callSite: callSite)
+        if let container = anchor?.container {
+            container.report(report, from: self)
+        } else {
+            HandlerError.printInDebugBuilds(report)
+        }
+    }
 }
 
 /// A subscription as tokens name it: its id, and its primary's slot in the container's table.
@@ -124,6 +146,8 @@ protocol SubscriptionContainer: AnyObject, Sendable {
     /// Records that the subscription's token is held by `bag`; tells the bag at once if the
     /// subscription has already ended.
     func attach(_ subscription: SubscriptionHandle, to bag: DisposeBag)
+    /// Hands an error thrown by `node`'s handler to the error handler (no lock held by the caller).
+    func report(_ error: HandlerError, from node: SubscriptionNode)
 }
 
 /// What tokens and nodes refer to, weakly, instead of their container.

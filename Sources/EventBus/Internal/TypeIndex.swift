@@ -11,8 +11,8 @@ struct TypeIndex {
     /// the rest of a dispatch to one subscriber. A removed bucket leaves its slot.
     private var recentBuckets = ContiguousArray<Bucket?>(repeating: nil, count: TypeIndex.recentBucketsCount)
     private static let recentBucketsCount = 32  // a power of two
-    /// Types recently dispatched with no bucket that have no hooks, by the same slots: so that a
-    /// dispatch nobody listens to checks the type's conformance to `HookedEvent` only once.
+    /// Types recently dispatched with no bucket that have no hooks and no supertypes, by the same
+    /// slots: so that a dispatch nobody listens to checks the type's conformances only once.
     private var recentUnhooked = ContiguousArray<ObjectIdentifier?>(repeating: nil, count: TypeIndex.recentBucketsCount)
 
     /// Live subscriptions (their primary node) by slot: how tokens reach them. A token's handle
@@ -38,6 +38,14 @@ struct TypeIndex {
     /// Whether a sweep pass on the main queue is scheduled.
     var mainSweepScheduled = false
 
+    // Sticky events: the clock of their TTL, their counter (orders them across keys), and the
+    // queue of those with a TTL, which the sweep empties as they expire.
+    let clock: StickyClock
+    private var stickySequence: UInt64 = 0
+    private var expiries = ExpiryQueue()
+    /// Sticky events kept on the bus (expired ones until they are let go of).
+    private(set) var stickyCount = 0
+
     /// Buckets that became empty, oldest first; removed once empty for `emptyBucketGrace` operations.
     private var emptyBuckets = ContiguousArray<Bucket>()
     private var emptyBucketsHead = 0
@@ -50,7 +58,9 @@ struct TypeIndex {
         case dispatch = 2
     }
 
-    init() {}
+    init(clock: StickyClock) {
+        self.clock = clock
+    }
 
     /// How many dispatches (the operation that pays least) make the sweep check every owned
     /// subscription once: the bound on how long a dead owner's handler outlives it with no
@@ -76,23 +86,25 @@ struct TypeIndex {
         return Int(truncatingIfNeeded: (bits >> 4) ^ (bits >> 11)) & (recentBucketsCount - 1)
     }
 
-    /// The bucket of `E`, made (with `E`'s hooks, if it has any) if there is none.
-    mutating func bucket<E: Event>(for _: E.Type, on bus: EventBus) -> Bucket {
+    /// The bucket of `E`, made (with `E`'s hooks and supertypes, if it has any) if there is none.
+    mutating func bucket<E: Sendable>(for _: E.Type, on bus: EventBus) -> Bucket {
         let typeID = ObjectIdentifier(E.self)
         if let bucket = bucket(for: typeID) { return bucket }
         let hooks = (E.self as? any HookedEvent.Type).map { makeHooks($0, for: bus) }
-        let bucket = Bucket(typeID: typeID, hooks: hooks)
+        let supertypes = (E.self as? any DeliveredAsSupertypes.Type).map { makeFanOut($0) }
+        let bucket = Bucket(typeID: typeID, hooks: hooks, supertypes: supertypes)
         buckets[typeID] = bucket
         recentBuckets[Self.slot(of: typeID)] = bucket
         return bucket
     }
 
-    /// Whether `E`, which has no bucket, has hooks (a conformance check, cached per slot).
-    mutating func isHooked<E: Event>(_: E.Type) -> Bool {
+    /// Whether `E`, which has no bucket, needs one to be dispatched: it has hooks or supertypes (two
+    /// conformance checks, cached per slot for the types that have neither).
+    mutating func needsBucket<E: Sendable>(_: E.Type) -> Bool {
         let typeID = ObjectIdentifier(E.self)
         let slot = Self.slot(of: typeID)
         if recentUnhooked[slot] == typeID { return false }
-        guard E.self is any HookedEvent.Type else {
+        guard E.self is any HookedEvent.Type || E.self is any DeliveredAsSupertypes.Type else {
             recentUnhooked[slot] = typeID
             return false
         }
@@ -104,7 +116,7 @@ struct TypeIndex {
 
     /// Queues `bucket` for removal if it just became empty.
     private mutating func noteMaybeEmpty(_ bucket: Bucket) {
-        guard bucket.isEmpty, bucket.hooks == nil, bucket.emptySince == nil else { return }
+        guard bucket.isRemovable, bucket.emptySince == nil else { return }
         bucket.emptySince = operations
         emptyBuckets.append(bucket)
     }
@@ -113,7 +125,7 @@ struct TypeIndex {
     private mutating func removeOneEmptyBucket(retired: inout Retired) {
         guard emptyBucketsHead < emptyBuckets.count else { return }
         let bucket = emptyBuckets[emptyBucketsHead]
-        if bucket.isEmpty {
+        if bucket.isRemovable {
             guard let since = bucket.emptySince, operations &- since >= Self.emptyBucketGrace else { return }
             buckets[bucket.typeID] = nil
             let slot = Self.slot(of: bucket.typeID)
@@ -139,6 +151,7 @@ struct TypeIndex {
     mutating func tick(_ work: Work, sweep: inout SweepBatch, retired: inout Retired) {
         operations &+= 1
         if emptyBucketsHead < emptyBuckets.count { removeOneEmptyBucket(retired: &retired) }
+        if !expiries.isEmpty { expireSticky(limit: 2, retired: &retired) }
         guard ownedCount > 0 else { return }
         sweepCredit += work.rawValue
         while sweepCredit >= 8 && !sweep.isFull {
@@ -180,8 +193,8 @@ struct TypeIndex {
 
     /// Registers a subscription under each of `keys` (none: the unkeyed list) and returns its
     /// primary node, or `nil` if the event type's hooks refused it.
-    mutating func insert<E: Event>(
-        _ type: E.Type, keys: [String], body: Body<E>, owner: AnyObject?, isOwned: Bool,
+    mutating func insert<E: Sendable>(
+        _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, callSite: CallSite,
         bus: EventBus, anchor: ContainerAnchor, retired: inout Retired
     ) -> Subscription<E>? {
         let bucket = bucket(for: E.self, on: bus)
@@ -195,7 +208,7 @@ struct TypeIndex {
         let slot = slots.reserve()
         func node(key: String?) -> Subscription<E> {
             Subscription(
-                id: id, slot: slot, key: key, body: body, owner: owner, isOwned: isOwned, bucket: bucket,
+                id: id, slot: slot, key: key, body: body, options: options, callSite: callSite, bucket: bucket,
                 anchor: anchor)
         }
         let primary = node(key: keys.first)
@@ -210,7 +223,7 @@ struct TypeIndex {
         bucket.subscriptionCount += 1
         subscriptionCount += 1
         slots.set(primary, at: slot)
-        if isOwned { insertOwned(primary) }
+        if options.isOwned { insertOwned(primary) }
         if let hooks = bucket.hooks {
             for key in keys { hooks.subscribed(key: key, retired: &retired) }
         }
@@ -321,38 +334,110 @@ struct TypeIndex {
     /// other thread able to reach the index any more.
     mutating func removeAll(retired: inout Retired) {
         for bucket in buckets.values {
-            for list in bucket.keyed.values { Self.drain(list, into: &retired) }
-            Self.drain(bucket.unkeyed, into: &retired)
-            bucket.keyed = [:]
-            bucket.unkeyed = SubscriberList()
-            retired.add(bucket)
+            bucket.drain { node in
+                _ = node.end()
+                if let bag = node.bag { retired.tell(bag, forget: node.id) }
+                node.nextOwned = nil
+                node.previousOwned = nil
+                retired.add(node)
+            }
+            retired.add(bucket)  // with its sticky events
         }
         buckets = [:]
+        recentBuckets = ContiguousArray(repeating: nil, count: Self.recentBucketsCount)
         slots = SlotTable()
         subscriptionCount = 0
         sweepCursor = nil
         ownedCount = 0
+        expiries.removeAll()
+        stickyCount = 0
     }
 
-    /// Ends and unlinks every node of `list`, iteratively (releasing a long `next` chain at once
-    /// would recurse once per node).
-    private static func drain(_ list: SubscriberList, into retired: inout Retired) {
-        var cursor = list.head
-        while let node = cursor {
-            cursor = node.next
-            _ = node.end()
-            if let bag = node.bag { retired.tell(bag, forget: node.id) }
-            node.next = nil
-            node.previous = nil
-            node.isLinked = false
-            node.nextOwned = nil
-            node.previousOwned = nil
-            retired.add(node)
+    // MARK: Sticky events
+
+    /// The sticky events of `E`, if it has a bucket with any.
+    func stickyStore<E: Sendable>(of _: E.Type) -> StickyStore<E>? {
+        guard let sticky = buckets[ObjectIdentifier(E.self)]?.sticky else { return nil }
+        // unsafeDowncast: a bucket's store holds events of the bucket's type (`storeSticky`).
+        return unsafeDowncast(sticky, to: StickyStore<E>.self)
+    }
+
+    /// Keeps `event` (of `bucket`'s type, key `key`) as `policy` says; returns the events it
+    /// replaced, to be released after unlocking. `received`: whether the dispatch found a live
+    /// subscriber (for `.untilDelivered`).
+    mutating func storeSticky<E: Sendable>(
+        _ event: E, key: String?, policy: StickyPolicy, received: Bool, in bucket: Bucket
+    ) -> [StickyStore<E>.Entry] {
+        let store: StickyStore<E>
+        if let sticky = bucket.sticky {
+            // unsafeDowncast: as in `stickyStore(of:)`.
+            store = unsafeDowncast(sticky, to: StickyStore<E>.self)
+        } else {
+            store = StickyStore<E>()
+            bucket.sticky = store
         }
+        stickySequence += 1
+        let now = clock.now
+        let before = store.count
+        let replaced = store.store(
+            event, key: key, policy: policy, sequence: stickySequence, now: now, received: received)
+        stickyCount += store.count - before
+        if case .latestWithTTL(let ttl) = policy.kind, !now.addingReportingOverflow(ttl).overflow {
+            expiries.push(.init(expiry: now + ttl, typeID: bucket.typeID, key: key, sequence: stickySequence))
+        }
+        return replaced
+    }
+
+    /// Runs `body` on `E`'s sticky store (if any) and the time, then accounts for what it removed
+    /// and queues the bucket for removal if it is now empty.
+    mutating func withStickyStore<E: Sendable, R>(
+        of _: E.Type, _ body: (StickyStore<E>, UInt64) -> R
+    ) -> R? {
+        guard let bucket = buckets[ObjectIdentifier(E.self)], let store = stickyStore(of: E.self) else { return nil }
+        let before = store.count
+        let result = body(store, clock.now)
+        stickyCount += store.count - before
+        noteMaybeEmpty(bucket)
+        return result
+    }
+
+    /// Removes every sticky event of the bus (released after unlocking).
+    mutating func removeAllSticky(retired: inout Retired) {
+        for bucket in buckets.values {
+            guard let sticky = bucket.sticky else { continue }
+            if let removed = sticky.removeAll() { retired.add(removed) }
+            bucket.sticky = nil
+            noteMaybeEmpty(bucket)
+        }
+        expiries.removeAll()
+        stickyCount = 0
+    }
+
+    /// Lets go of up to `limit` sticky events whose TTL has passed.
+    mutating func expireSticky(limit: Int, retired: inout Retired) {
+        let now = clock.now
+        for _ in 0..<limit {
+            guard let item = expiries.popExpired(now: now) else { return }
+            guard let bucket = buckets[item.typeID], let sticky = bucket.sticky else { continue }
+            let before = sticky.count
+            if let removed = sticky.expire(key: item.key, sequence: item.sequence, now: now) { retired.add(removed) }
+            stickyCount += sticky.count - before
+            noteMaybeEmpty(bucket)
+        }
+    }
+
+    /// Lets go of every sticky event whose TTL has passed (amortised: each was queued once).
+    mutating func expireAllDueSticky(retired: inout Retired) {
+        expireSticky(limit: expiries.count, retired: &retired)
     }
 }
 
 /// Makes the hooks of a hooked event type (an opened existential).
 private func makeHooks<H: HookedEvent>(_: H.Type, for bus: EventBus) -> any EventTypeHooks {
     H.makeHooks(for: bus)
+}
+
+/// Makes the supertype fan-out of an event type with supertypes (an opened existential).
+private func makeFanOut<E: DeliveredAsSupertypes>(_: E.Type) -> any SupertypeDelivering {
+    SupertypeFanOut<E>()
 }

@@ -26,4 +26,7 @@ uint64_t eventbus_next_subscription_id(void);
 /// thread id is the process id, cached per thread since both are system calls).
 bool eventbus_is_main_thread(void);
 
+/// Writes `message` and a newline to standard error (debug reports, without Foundation).
+void eventbus_print_error(const char *message);
+
 #endif

@@ -1,0 +1,71 @@
+// Reading and removing the sticky events a bus keeps (see `dispatch(_:sticky:)`).
+extension EventBus {
+    /// The latest sticky event kept for `type` and `key` (`nil`: the events without a key), or
+    /// `nil` if none is kept or it has expired. Does not remove it.
+    ///
+    /// ```swift
+    /// bus.dispatch(LoginEvent(userID: "42"), sticky: .latest)
+    /// let current = bus.sticky(LoginEvent.self)   // LoginEvent(userID: "42")
+    /// ```
+    public func sticky<E: Event>(_ type: E.Type, ofType key: String? = nil) -> E? {
+        index.sticky(of: type) { store, now, released in
+            store.entries(of: [key], now: now, taking: false, released: &released).last?.event
+        } ?? nil
+    }
+
+    /// Every sticky event kept for `type` and `key` (`nil`: the events without a key), oldest
+    /// first: several with ``StickyPolicy/last(_:)``. Expired ones are left out.
+    ///
+    /// ```swift
+    /// let recent = bus.stickyEvents(LoginEvent.self)
+    /// ```
+    public func stickyEvents<E: Event>(_ type: E.Type, ofType key: String? = nil) -> [E] {
+        index.sticky(of: type) { store, now, released in
+            store.entries(of: [key], now: now, taking: false, released: &released).map(\.event)
+        } ?? []
+    }
+
+    /// Removes and returns the latest sticky event kept for `type` and `key` (`nil`: the events
+    /// without a key). With ``StickyPolicy/untilDelivered``, this makes the caller its one taker.
+    ///
+    /// ```swift
+    /// if let pending = bus.takeSticky(LoginEvent.self) { print("handling", pending.userID) }
+    /// ```
+    public func takeSticky<E: Event>(_ type: E.Type, ofType key: String? = nil) -> E? {
+        index.sticky(of: type) { store, now, released in
+            store.takeLatest(of: key, now: now, released: &released)?.event
+        } ?? nil
+    }
+
+    /// Removes the sticky events kept for `type` and `key` (`nil`: the events without a key);
+    /// returns how many it removed.
+    ///
+    /// ```swift
+    /// bus.removeSticky(LoginEvent.self)   // e.g. at logout
+    /// ```
+    @discardableResult
+    public func removeSticky<E: Event>(_ type: E.Type, ofType key: String? = nil) -> Int {
+        index.sticky(of: type) { store, _, released in
+            let removed = store.remove(key)
+            released.append(contentsOf: removed)
+            return removed.count
+        } ?? 0
+    }
+
+    /// Removes every sticky event of every type from the bus.
+    ///
+    /// ```swift
+    /// bus.removeAllSticky()
+    /// ```
+    public func removeAllSticky() {
+        index.removeAllSticky()
+    }
+
+    /// The number of sticky events the bus keeps, every type and key, after letting go of the
+    /// expired ones.
+    ///
+    /// ```swift
+    /// assert(bus.stickyCount == 0)
+    /// ```
+    public var stickyCount: Int { index.stickyCount }
+}

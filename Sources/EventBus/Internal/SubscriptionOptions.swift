@@ -1,0 +1,46 @@
+import Dispatch
+
+/// Everything a maker chain chose, carried from maker to maker and read once by `register`: the
+/// one options type behind every ``SubscriberMaker`` (a new option is written here once).
+struct SubscriptionOptions {
+    /// The `ofType` keys, in the order given (duplicates are removed at registration).
+    var keys: [String] = []
+    /// The `atQueue` queue; `nil` for synchronous or main-actor delivery.
+    var queue: DispatchQueue?
+    /// Whether `freeWith` bound an owner (even one that is gone by now).
+    var isOwned = false
+    /// The `freeWith` owner, held weakly.
+    weak var owner: AnyObject?
+    var priority: EventPriority = .normal
+    /// Set by `monitor()`: runs after every handler, cannot stop, sees stopped events.
+    var isMonitor = false
+    /// Set by `replayingSticky()`.
+    var replaysSticky = false
+
+    /// The node's place in a dispatch: handlers by priority, then monitors by priority.
+    var level: DeliveryLevel { DeliveryLevel(priority: priority, isMonitor: isMonitor) }
+}
+
+/// Where a subscription runs within one dispatch: 0–2 handlers (high, normal, low), 3–5 monitors
+/// (high, normal, low). A dispatch walks the levels in order.
+struct DeliveryLevel: Hashable, Comparable {
+    static let count = 6
+    /// The first monitor level: a stop skips the levels below it.
+    static let firstMonitor = DeliveryLevel(rawValue: 3)
+    static let normal = DeliveryLevel(priority: .normal, isMonitor: false)
+
+    let rawValue: UInt8
+
+    init(rawValue: UInt8) {
+        self.rawValue = rawValue
+    }
+
+    init(priority: EventPriority, isMonitor: Bool) {
+        rawValue = UInt8(priority.rank) + (isMonitor ? 3 : 0)
+    }
+
+    var index: Int { Int(rawValue) }
+    var isMonitor: Bool { self >= Self.firstMonitor }
+
+    static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+}

@@ -1,0 +1,99 @@
+public import Dispatch
+
+/// How ``EventBus/dispatch(_:sticky:)`` keeps an event for subscribers that come later.
+///
+/// The bus keeps sticky events per event type and key (the event's ``Event/eventType``). A
+/// subscriber made with ``SubscriberMaker/replayingSticky()`` receives the kept events of its type
+/// and keys (every key, without `ofType`) when it subscribes, in dispatch order, then the live
+/// ones, with no duplicate and no gap. Each sticky dispatch applies its policy to its type and key:
+/// `.latest` after `.last(5)` keeps just the latest event.
+///
+/// ```swift
+/// let bus = EventBus()
+/// bus.dispatch(LoginEvent(userID: "42"), sticky: .latest)
+/// bus.on(LoginEvent.self).replayingSticky().next { event in
+///     print("current user:", event.userID)   // called at once with "42"
+/// }
+/// ```
+public struct StickyPolicy: Sendable, Equatable, CustomStringConvertible {
+    enum Kind: Equatable {
+        case latest
+        case last(Int)
+        case latestWithTTL(UInt64)
+        case untilDelivered
+    }
+
+    let kind: Kind
+
+    /// Keeps the latest event of the type and key, replacing the one kept before.
+    ///
+    /// ```swift
+    /// EventBus.shared.dispatch(LoginEvent(userID: "42"), sticky: .latest)
+    /// ```
+    public static let latest = StickyPolicy(kind: .latest)
+
+    /// Keeps the last `count` events of the type and key, oldest first; a `count` below 1 keeps one.
+    ///
+    /// ```swift
+    /// EventBus.shared.dispatch(ChatMessage(room: "7", text: "hi"), sticky: .last(20))
+    /// ```
+    public static func last(_ count: Int) -> StickyPolicy { StickyPolicy(kind: .last(Swift.max(1, count))) }
+
+    /// Keeps the latest event of the type and key for `ttl`, measured on a monotonic clock (the
+    /// bus's ``ManualEventClock`` in tests). An expired event is never replayed or returned; the bus
+    /// lets it go when it is next touched or when its incremental sweep gets to it (no timer
+    /// runs). `.never` keeps it like ``latest``; a negative interval expires it at once.
+    ///
+    /// ```swift
+    /// EventBus.shared.dispatch(LoginEvent(userID: "42"), sticky: .latest(ttl: .seconds(30)))
+    /// ```
+    public static func latest(ttl: DispatchTimeInterval) -> StickyPolicy {
+        StickyPolicy(kind: .latestWithTTL(ttl.nanosecondsClamped))
+    }
+
+    /// Keeps the event only if nobody received it, until one subscriber takes it: the first
+    /// ``SubscriberMaker/replayingSticky()`` subscriber of its type and key (or
+    /// ``EventBus/takeSticky(_:ofType:)``) gets it, and it is gone for everyone else.
+    ///
+    /// "Nobody received it" is decided when the dispatch starts, in the same critical section as
+    /// the subscriptions it reaches: a live subscription of the type and key (monitors included)
+    /// counts as a receiver, even one whose owner turns out to be gone at delivery.
+    ///
+    /// ```swift
+    /// EventBus.shared.dispatch(LoginEvent(userID: "42"), sticky: .untilDelivered)
+    /// ```
+    public static let untilDelivered = StickyPolicy(kind: .untilDelivered)
+
+    /// `latest`, `last(n)`, `latest(ttl: …ns)` or `untilDelivered`.
+    ///
+    /// ```swift
+    /// print(StickyPolicy.last(3))   // "last(3)"
+    /// ```
+    public var description: String {
+        switch kind {
+        case .latest: "latest"
+        case .last(let count): "last(\(count))"
+        case .latestWithTTL(let nanoseconds): "latest(ttl: \(nanoseconds)ns)"
+        case .untilDelivered: "untilDelivered"
+        }
+    }
+}
+
+extension DispatchTimeInterval {
+    /// The interval in nanoseconds, clamped to `0...UInt64.max` (`.never` is the maximum).
+    var nanosecondsClamped: UInt64 {
+        func scaled(_ value: Int, by factor: Int) -> UInt64 {
+            guard value > 0 else { return 0 }
+            let (result, overflow) = value.multipliedReportingOverflow(by: factor)
+            return overflow ? UInt64.max : UInt64(result)
+        }
+        switch self {
+        case .seconds(let value): return scaled(value, by: 1_000_000_000)
+        case .milliseconds(let value): return scaled(value, by: 1_000_000)
+        case .microseconds(let value): return scaled(value, by: 1_000)
+        case .nanoseconds(let value): return scaled(value, by: 1)
+        case .never: return UInt64.max
+        @unknown default: return UInt64.max
+        }
+    }
+}

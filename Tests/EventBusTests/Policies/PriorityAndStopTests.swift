@@ -1,0 +1,153 @@
+import Dispatch
+import EventBus
+import Testing
+
+/// DESIGN §7: priorities, `handle` and stop, monitors.
+@Suite("Policies: priorities, stop and monitors")
+struct PriorityAndStopTests {
+    struct Tap: Event {
+        var key: String? = nil
+        var eventType: String? { key }
+    }
+
+    @Test("Order: priority, then keyed before unkeyed, then subscription order; monitors last, by their priority")
+    func order() {
+        let bus = EventBus()
+        let log = Shared<[String]>([])
+        bus.on(Tap.self).monitor().next { _ in log.append("monitor normal") }
+        bus.on(Tap.self).priority(.low).next { _ in log.append("low unkeyed") }
+        bus.on(Tap.self).next { _ in log.append("normal unkeyed 1") }
+        bus.on(Tap.self).ofType("k").priority(.low).next { _ in log.append("low keyed") }
+        bus.on(Tap.self).priority(.high).monitor().next { _ in log.append("monitor high") }
+        bus.on(Tap.self).ofType("k").next { _ in log.append("normal keyed") }
+        bus.on(Tap.self).priority(.high).next { _ in log.append("high unkeyed") }
+        bus.on(Tap.self).next { _ in log.append("normal unkeyed 2") }
+        bus.on(Tap.self).ofType("k").priority(.high).next { _ in log.append("high keyed") }
+
+        bus.dispatch(Tap(key: "k"))
+
+        #expect(
+            log.value == [
+                "high keyed", "high unkeyed", "normal keyed", "normal unkeyed 1", "normal unkeyed 2", "low keyed",
+                "low unkeyed", "monitor high", "monitor normal",
+            ])
+    }
+
+    @Test("A later priority() replaces an earlier one; priority and monitor combine in either order")
+    func priorityReplacesAndCombines() {
+        let bus = EventBus()
+        let log = Shared<[String]>([])
+        bus.on(Tap.self).next { _ in log.append("normal") }
+        bus.on(Tap.self).priority(.low).priority(.high).next { _ in log.append("high") }
+        bus.on(Tap.self).monitor().priority(.low).next { _ in log.append("monitor low") }
+        bus.on(Tap.self).priority(.high).monitor().next { _ in log.append("monitor high") }
+        bus.dispatch(Tap())
+        #expect(log.value == ["high", "normal", "monitor high", "monitor low"])
+    }
+
+    @Test("stop ends the handlers of every key and level; monitors still see the event")
+    func stopSkipsHandlersNotMonitors() {
+        let bus = EventBus()
+        let log = Shared<[String]>([])
+        bus.on(Tap.self).ofType("k").priority(.high).next { _ in log.append("before") }
+        bus.on(Tap.self).handle { _ in
+            log.append("stopper")
+            return .stop
+        }
+        bus.on(Tap.self).next { _ in log.append("after, same level") }
+        bus.on(Tap.self).priority(.low).ofType("k").next { _ in log.append("after, low keyed") }
+        bus.on(Tap.self).monitor().next { _ in log.append("monitor") }
+        bus.on(Tap.self).monitor().ofType("k").next { _ in log.append("keyed monitor") }
+
+        bus.dispatch(Tap(key: "k"))
+
+        #expect(log.value == ["before", "stopper", "keyed monitor", "monitor"])
+    }
+
+    @Test(".continue lets the dispatch go on; the owner-passing handle gets its owner")
+    func continueAndOwner() {
+        let bus = EventBus()
+        let owner = Sentinel()
+        let log = Shared<[String]>([])
+        bus.on(Tap.self).freeWith(owner).handle { owner, _ in
+            log.append("owner \(owner === owner)")
+            return .continue
+        }
+        bus.on(Tap.self).next { _ in log.append("next") }
+        bus.dispatch(Tap())
+        #expect(log.value == ["owner true", "next"])
+        withExtendedLifetime(owner) {}
+    }
+
+    @Test(
+        "stop in a fan-out wider than a chunk (100 handlers, 40 monitors): the rest are skipped, every monitor runs",
+        arguments: [0, 31, 32, 33, 99])
+    func stopAcrossChunks(stopAt: Int) {
+        let bus = EventBus()
+        let called = Shared<[Int]>([])
+        let monitors = Shared(0)
+        for i in 0..<100 {
+            bus.on(Tap.self).handle { _ in
+                called.withLock { $0.append(i) }
+                return i == stopAt ? .stop : .continue
+            }
+        }
+        for _ in 0..<40 { bus.on(Tap.self).monitor().next { _ in monitors.increment() } }
+        bus.dispatch(Tap())
+        #expect(called.value == Array(0...stopAt))
+        #expect(monitors.value == 40)
+        // The next dispatch is not affected.
+        called.withLock { $0 = [] }
+        bus.dispatch(Tap())
+        #expect(called.value == Array(0...stopAt))
+    }
+
+    @Test("A nested dispatch's stop ends only the nested dispatch")
+    func nestedDispatchesAreIndependent() {
+        struct Inner: Event {}
+        let bus = EventBus()
+        let log = Shared<[String]>([])
+        bus.on(Tap.self).next { [unowned bus] _ in
+            log.append("outer 1")
+            bus.dispatch(Tap(key: "nested"))
+        }
+        bus.on(Tap.self).ofType("nested").handle { _ in
+            log.append("nested stopper")
+            return .stop
+        }
+        bus.on(Tap.self).next { event in log.append(event.key == nil ? "outer 2" : "nested, must not run") }
+        bus.dispatch(Tap())
+        #expect(log.value == ["outer 1", "nested stopper", "outer 2"])
+    }
+
+    @Test("Queued and main-actor subscribers are enqueued in priority order")
+    func queuedFollowPriority() {
+        let bus = EventBus()
+        let queue = DispatchQueue(label: "priority.queued")
+        let log = Shared<[String]>([])
+        bus.on(Tap.self).atQueue(queue).priority(.low).next { _ in log.append("low") }
+        bus.on(Tap.self).atQueue(queue).next { _ in log.append("normal") }
+        bus.on(Tap.self).atQueue(queue).monitor().next { _ in log.append("monitor") }
+        bus.on(Tap.self).priority(.high).atQueue(queue).next { _ in log.append("high") }
+        bus.dispatch(Tap())
+        #expect(drain(queue))
+        #expect(log.value == ["high", "normal", "low", "monitor"])
+    }
+
+    @Test("Disposing a handler from a stopping handler, and a stopped dispatch with every handler disposed")
+    func disposeFromHandle() {
+        let bus = EventBus()
+        let log = Shared<[String]>([])
+        let later = Shared<EventToken?>(nil)
+        bus.on(Tap.self).handle { _ in
+            later.value?.dispose()
+            log.append("stopper")
+            return .stop
+        }
+        later.withLock { $0 = bus.on(Tap.self).monitor().next { _ in log.append("disposed monitor") } }
+        bus.on(Tap.self).monitor().next { _ in log.append("monitor") }
+        bus.dispatch(Tap())
+        #expect(log.value == ["stopper", "monitor"])
+        #expect(bus.subscriptionCount == 2)
+    }
+}

@@ -24,6 +24,9 @@ struct NoUserCodeUnderLockTests {
         case closureReleaseOnDispose, closureReleaseOnDisposeFromItsHandler, closureReleaseOnBagDeinit
         case closureReleaseOnOwnerDeathAtDispatch, closureReleaseOnPurge, closureReleaseOnSweep
         case closureReleaseOnBusDeinit
+        // Delivery policies (issue 11).
+        case stoppingHandler, monitorAfterStop, handlerErrorHook, deadEventHook, stickyReplay
+        case stickyReleaseOnReplace, stickyReleaseOnExpiry, supertypeConversion, supertypeHandler
         var testDescription: String { rawValue }
     }
 
@@ -148,6 +151,47 @@ struct NoUserCodeUnderLockTests {
                 dying!.on(Ping.self).next { _ in withExtendedLifetime(c) {} }
             }
             dying = nil
+        case .stoppingHandler:
+            bus.on(Ping.self).handle { _ in
+                userCode()
+                return .stop
+            }
+            bus.dispatch(Ping())
+        case .monitorAfterStop:
+            bus.on(Ping.self).handle { _ in .stop }
+            bus.on(Ping.self).monitor().next { _ in userCode() }
+            bus.dispatch(Ping())
+        case .handlerErrorHook:
+            struct Failure: Error {}
+            bus.handlerErrorHandler = { _ in userCode() }
+            bus.on(Ping.self).next { _ throws in throw Failure() }
+            bus.dispatch(Ping())
+        case .deadEventHook:
+            // Only for Ping: the probe's own calls dispatch events nobody receives.
+            bus.deadEventHandler = { dead in if dead.event is Ping { userCode() } }
+            bus.dispatch(Ping())
+        case .stickyReplay:
+            bus.dispatch(Ping(), sticky: .latest)
+            bus.on(Ping.self).replayingSticky().next { _ in userCode() }
+        case .stickyReleaseOnReplace:
+            struct Carrier: Event { let action: DeinitAction }
+            bus.dispatch(Carrier(action: capture()), sticky: .latest)
+            bus.dispatch(Carrier(action: DeinitAction {}), sticky: .latest)
+        case .stickyReleaseOnExpiry:
+            struct Carrier: Event { let action: DeinitAction }
+            let clock = ManualEventClock()
+            let timed = EventBus(clock: clock)
+            timed.dispatch(Carrier(action: DeinitAction { userCode() }), sticky: .latest(ttl: .seconds(1)))
+            clock.advance(by: .seconds(2))
+            timed.dispatch(Ping())  // the sweep lets it go
+        case .supertypeConversion:
+            TracedActivity.onConvert.withLock { $0 = { userCode() } }
+            bus.on(anyOf: (any TracedActivityKind).self).next { _ in }
+            bus.dispatch(TracedActivity())
+            TracedActivity.onConvert.withLock { $0 = nil }
+        case .supertypeHandler:
+            bus.on(anyOf: (any TracedActivityKind).self).next { _ in userCode() }
+            bus.dispatch(TracedActivity())
         }
         let results = outcomes.value
         #expect(!results.isEmpty, "the user code did not run")
@@ -157,4 +201,17 @@ struct NoUserCodeUnderLockTests {
             "no-lock probe \(path.rawValue): user code ran \(results.count)×, every bus call completed: \(results.allSatisfy { $0 })"
         )
     }
+}
+
+protocol TracedActivityKind: Sendable {}
+
+/// An event whose supertype conversion runs test code (`onConvert`), for the no-lock probe.
+struct TracedActivity: Event, TracedActivityKind, DeliveredAsSupertypes {
+    static let onConvert = Shared<(@Sendable () -> Void)?>(nil)
+    static let supertypes: [Supertype<Self>] = [
+        .as((any TracedActivityKind).self) { event in
+            onConvert.value?()
+            return event
+        }
+    ]
 }

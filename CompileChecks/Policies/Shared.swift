@@ -1,0 +1,4 @@
+import Dispatch
+import EventBus
+
+struct Tap: Event {}

@@ -16,7 +16,11 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         bucket: Bucket, anchor: ContainerAnchor
     ) {
         self.body = body
-        if !options.isOwned, case .immediate(.event(let handler)) = body { plainHandler = handler } else { plainHandler = nil }
+        if !options.isOwned, case .immediate(.event(let handler)) = body {
+            plainHandler = handler
+        } else {
+            plainHandler = nil
+        }
         super.init(
             id: id, slot: slot, key: key, options: options, ownerBelongsToMain: body.runsOnMain, callSite: callSite,
             bucket: bucket, anchor: anchor)

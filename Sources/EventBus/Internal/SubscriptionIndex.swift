@@ -141,7 +141,8 @@ final class SubscriptionIndex: SubscriptionContainer {
         includingUnkeyed: Bool = true, stopped: Bool = false
     ) -> Tally {
         let typeID = ObjectIdentifier(E.self)
-        return withUnsafeTemporaryAllocation(of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.chunkCapacity) {
+        return withUnsafeTemporaryAllocation(of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.chunkCapacity)
+        {
             chunk in
             var plan = DispatchPlan(key: key, includingUnkeyed: includingUnkeyed, stopped: stopped, chunk: chunk)
             var sweep = SweepBatch()

@@ -33,13 +33,6 @@ struct SupertypeDelivery {
     private(set) var isStopped: Bool
     private(set) var reached: Int
 
-    init(index: SubscriptionIndex, key: String?, isStopped: Bool, reached: Int) {
-        self.index = index
-        self.key = key
-        self.isStopped = isStopped
-        self.reached = reached
-    }
-
     /// Whether `S` has live subscriptions on the bus (O(1), one lock acquisition).
     func hasSubscribers<S>(_: S.Type) -> Bool {
         index.count(ofTypeID: ObjectIdentifier(S.self)) > 0

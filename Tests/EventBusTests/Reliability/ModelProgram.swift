@@ -60,11 +60,31 @@ enum ModelReaction: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
+/// A subscription's delivery policy (DESIGN §7): its priority (0 high, 1 normal, 2 low), whether it
+/// is a `monitor()`, and whether it is a `handle` handler that stops every dispatch it gets.
+struct ModelPolicy: Equatable, Sendable, CustomStringConvertible {
+    var priority = 1
+    var isMonitor = false
+    var stops = false
+
+    static let plain = ModelPolicy()
+
+    /// The dispatch order: handlers by priority, then monitors by priority.
+    var level: Int { priority + (isMonitor ? 3 : 0) }
+    var eventPriority: EventPriority { [.high, .normal, .low][priority] }
+
+    var description: String {
+        self == .plain ? "" : ", \(eventPriority)\(isMonitor ? " monitor" : "")\(stops ? " stops" : "")"
+    }
+}
+
 /// One step of a program, run from the top level (not from a handler).
 enum ModelOp: Equatable, Sendable, CustomStringConvertible {
-    case subscribe(ModelEventKind, keys: [Int], reaction: ModelReaction?)
+    case subscribe(ModelEventKind, keys: [Int], reaction: ModelReaction?, policy: ModelPolicy = .plain)
     /// `freeWith(owner in slot)`; an empty slot means an owner that is already gone (inert token).
-    case subscribeOwned(slot: Int, ModelEventKind, keys: [Int], passesOwner: Bool, reaction: ModelReaction?)
+    case subscribeOwned(
+        slot: Int, ModelEventKind, keys: [Int], passesOwner: Bool, reaction: ModelReaction?,
+        policy: ModelPolicy = .plain)
     /// Disposes the `n`th newest subscription (`n` modulo their number).
     case dispose(Int)
     case disposeTwice(Int)
@@ -75,11 +95,11 @@ enum ModelOp: Equatable, Sendable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .subscribe(let kind, let keys, let reaction):
-            "subscribe(\(kind), \(keys.map { modelKeys[$0] })\(reaction.map { ", on event: \($0)" } ?? ""))"
-        case .subscribeOwned(let slot, let kind, let keys, let passesOwner, let reaction):
+        case .subscribe(let kind, let keys, let reaction, let policy):
+            "subscribe(\(kind), \(keys.map { modelKeys[$0] })\(policy)\(reaction.map { ", on event: \($0)" } ?? ""))"
+        case .subscribeOwned(let slot, let kind, let keys, let passesOwner, let reaction, let policy):
             "subscribeOwned(owner \(slot), \(kind), \(keys.map { modelKeys[$0] }), passesOwner: \(passesOwner)"
-                + "\(reaction.map { ", on event: \($0)" } ?? ""))"
+                + "\(policy)\(reaction.map { ", on event: \($0)" } ?? ""))"
         case .dispose(let n): "dispose(#\(n))"
         case .disposeTwice(let n): "disposeTwice(#\(n))"
         case .releaseOwner(let slot): "releaseOwner(\(slot))"
@@ -177,12 +197,22 @@ enum ModelProgram {
             default: return .releaseOwner(draw(ownerSlots))
             }
         }
+        func policy() -> ModelPolicy {
+            switch draw(10) {
+            case 0..<5: return .plain
+            case 5: return ModelPolicy(priority: 0)
+            case 6: return ModelPolicy(priority: 2)
+            case 7: return ModelPolicy(priority: draw(3), isMonitor: true)
+            default: return ModelPolicy(priority: draw(3), stops: true)
+            }
+        }
         let pick = draw(100)
         switch pick {
-        case 0..<20: return .subscribe(kind(), keys: keys(), reaction: reaction())
+        case 0..<20: return .subscribe(kind(), keys: keys(), reaction: reaction(), policy: policy())
         case 20..<30:
             return .subscribeOwned(
-                slot: draw(ownerSlots), kind(), keys: keys(), passesOwner: draw(2) == 0, reaction: reaction())
+                slot: draw(ownerSlots), kind(), keys: keys(), passesOwner: draw(2) == 0, reaction: reaction(),
+                policy: policy())
         case 30..<44: return .dispose(draw(24))
         case 44..<48: return .disposeTwice(draw(24))
         case 48..<53: return .releaseOwner(draw(ownerSlots))
@@ -307,10 +337,10 @@ final class BusRun: @unchecked Sendable {
 
     private func perform(_ op: ModelOp) {
         switch op {
-        case .subscribe(let kind, let keys, let reaction):
-            subscribe(kind, keys: keys, slot: nil, passesOwner: false, reaction: reaction)
-        case .subscribeOwned(let slot, let kind, let keys, let passesOwner, let reaction):
-            subscribe(kind, keys: keys, slot: slot, passesOwner: passesOwner, reaction: reaction)
+        case .subscribe(let kind, let keys, let reaction, let policy):
+            subscribe(kind, keys: keys, slot: nil, passesOwner: false, reaction: reaction, policy: policy)
+        case .subscribeOwned(let slot, let kind, let keys, let passesOwner, let reaction, let policy):
+            subscribe(kind, keys: keys, slot: slot, passesOwner: passesOwner, reaction: reaction, policy: policy)
         case .dispose(let n), .disposeTwice(let n):
             guard !tokens.isEmpty else { return }
             let token = tokens[tokens.count - 1 - n % tokens.count]
@@ -345,14 +375,20 @@ final class BusRun: @unchecked Sendable {
         }
     }
 
-    private func subscribe(_ kind: ModelEventKind, keys: [Int], slot: Int?, passesOwner: Bool, reaction: ModelReaction?)
-    {
+    private func subscribe(
+        _ kind: ModelEventKind, keys: [Int], slot: Int?, passesOwner: Bool, reaction: ModelReaction?,
+        policy: ModelPolicy = .plain
+    ) {
         let index = tokens.count
         reactions.append(reaction)
         let token =
             switch kind {
-            case .a: register(ModelEventA.self, index: index, keys: keys, slot: slot, passesOwner: passesOwner)
-            case .b: register(ModelEventB.self, index: index, keys: keys, slot: slot, passesOwner: passesOwner)
+            case .a:
+                register(
+                    ModelEventA.self, index: index, keys: keys, slot: slot, passesOwner: passesOwner, policy: policy)
+            case .b:
+                register(
+                    ModelEventB.self, index: index, keys: keys, slot: slot, passesOwner: passesOwner, policy: policy)
             }
         tokens.append(token)
         if slot != nil, owners[slot!] == nil, !token.isDisposed {
@@ -361,15 +397,37 @@ final class BusRun: @unchecked Sendable {
     }
 
     private func register<E: ModelEvent>(
-        _: E.Type, index: Int, keys: [Int], slot: Int?, passesOwner: Bool
+        _: E.Type, index: Int, keys: [Int], slot: Int?, passesOwner: Bool, policy: ModelPolicy
     ) -> EventToken {
-        var maker = bus.on(E.self)
+        var maker = bus.on(E.self).priority(policy.eventPriority)
         for key in keys { maker = maker.ofType(modelKeys[key]) }
+        let owner = slot.map { owners[$0] }
+        if policy.isMonitor {
+            return register(maker.monitor(), index: index, owner: owner, passesOwner: passesOwner)
+        }
+        guard policy.stops else { return register(maker, index: index, owner: owner, passesOwner: passesOwner) }
         // `unowned`: the bus, and with it every handler, is deallocated with this run.
-        guard let slot else {
+        guard let owner else {
+            return maker.handle { [unowned self] event in
+                self.deliver(index, event.serial, owner: -1)
+                return .stop
+            }
+        }
+        return maker.freeWith(owner).handle { [unowned self] owner, event in
+            self.deliver(index, event.serial, owner: passesOwner ? owner.generation : -1)
+            return .stop
+        }
+    }
+
+    /// `owner`: `nil` for no `freeWith`, `.some(nil)` for an owner already gone.
+    private func register<E: ModelEvent, D: NonisolatedDelivery>(
+        _ maker: SubscriberMaker<E, Never, D>, index: Int, owner: ModelOwner??, passesOwner: Bool
+    ) -> EventToken {
+        // `unowned`: the bus, and with it every handler, is deallocated with this run.
+        guard let owner else {
             return maker.next { [unowned self] event in self.deliver(index, event.serial, owner: -1) }
         }
-        let owned = maker.freeWith(owners[slot])
+        let owned = maker.freeWith(owner)
         if passesOwner {
             return owned.next { [unowned self] owner, event in
                 self.deliver(index, event.serial, owner: owner.generation)
@@ -403,6 +461,7 @@ struct ReferenceModel {
         var passesOwner: Bool
         var reaction: ModelReaction?
         var disposed: Bool
+        var policy: ModelPolicy
     }
 
     private struct Owner {
@@ -453,10 +512,10 @@ struct ReferenceModel {
 
     private mutating func perform(_ op: ModelOp) {
         switch op {
-        case .subscribe(let kind, let keys, let reaction):
-            subscribe(kind, keys: keys, slot: nil, passesOwner: false, reaction: reaction)
-        case .subscribeOwned(let slot, let kind, let keys, let passesOwner, let reaction):
-            subscribe(kind, keys: keys, slot: slot, passesOwner: passesOwner, reaction: reaction)
+        case .subscribe(let kind, let keys, let reaction, let policy):
+            subscribe(kind, keys: keys, slot: nil, passesOwner: false, reaction: reaction, policy: policy)
+        case .subscribeOwned(let slot, let kind, let keys, let passesOwner, let reaction, let policy):
+            subscribe(kind, keys: keys, slot: slot, passesOwner: passesOwner, reaction: reaction, policy: policy)
         case .dispose(let n), .disposeTwice(let n):
             guard !subscriptions.isEmpty else { return }
             subscriptions[subscriptions.count - 1 - n % subscriptions.count].disposed = true
@@ -485,14 +544,16 @@ struct ReferenceModel {
     }
 
     private mutating func subscribe(
-        _ kind: ModelEventKind, keys: [Int], slot: Int?, passesOwner: Bool, reaction: ModelReaction?
+        _ kind: ModelEventKind, keys: [Int], slot: Int?, passesOwner: Bool, reaction: ModelReaction?,
+        policy: ModelPolicy = .plain
     ) {
         let owner = slot.flatMap { slots[$0] }
         // `freeWith` an owner that is already gone: an inert, already disposed token.
         let inert = slot != nil && owner == nil
         subscriptions.append(
             Subscription(
-                kind: kind, keys: keys, owner: owner, passesOwner: passesOwner, reaction: reaction, disposed: inert))
+                kind: kind, keys: keys, owner: owner, passesOwner: passesOwner, reaction: reaction, disposed: inert,
+                policy: policy))
     }
 
     private mutating func dispatch(_ kind: ModelEventKind, key: Int?) {
@@ -500,13 +561,18 @@ struct ReferenceModel {
         serial += 1
         depth += 1
         defer { depth -= 1 }
-        // Who is subscribed when the dispatch starts: the event's key list, then the unkeyed list.
+        // Who is subscribed when the dispatch starts: for each level (handlers by priority, then
+        // monitors by priority), the event's key list, then the unkeyed list.
         let all = subscriptions.indices.filter { subscriptions[$0].kind == kind }
-        let keyed = key.map { key in all.filter { subscriptions[$0].keys.contains(key) } } ?? []
-        let unkeyed = all.filter { subscriptions[$0].keys.isEmpty }
-        for index in keyed + unkeyed {
+        let route = (0..<6).flatMap { level in
+            let atLevel = all.filter { subscriptions[$0].policy.level == level }
+            let keyed = key.map { key in atLevel.filter { subscriptions[$0].keys.contains(key) } } ?? []
+            return keyed + atLevel.filter { subscriptions[$0].keys.isEmpty }
+        }
+        var stopped = false
+        for index in route {
             let subscription = subscriptions[index]
-            guard !subscription.disposed else { continue }
+            guard !subscription.disposed, !stopped || subscription.policy.isMonitor else { continue }
             if let owner = subscription.owner {
                 guard !owners[owner].dead else { continue }
                 owners[owner].calls += 1
@@ -515,6 +581,7 @@ struct ReferenceModel {
                 ModelDelivery(
                     subscription: index, serial: eventSerial,
                     owner: subscription.passesOwner ? subscription.owner! : -1, op: currentOp))
+            if subscription.policy.stops { stopped = true }
             if let reaction = subscription.reaction, depth < ModelProgram.maxDepth, budget > 0 {
                 budget -= 1
                 switch reaction {

@@ -34,7 +34,9 @@ struct StickyReplayOracleTests {
                 usleepMilliseconds(joiner % 8)
                 let log = logs[joiner]
                 let maker = bus.on(Tick.self).replayingSticky()
-                let record: @Sendable (Tick) -> Void = { tick in log.withLock { $0[tick.room, default: []].append(tick.serial) } }
+                let record: @Sendable (Tick) -> Void = { tick in
+                    log.withLock { $0[tick.room, default: []].append(tick.serial) }
+                }
                 let token = queued ? maker.atQueue(queues[joiner]).next(record) : maker.next(record)
                 tokens.withLock { $0.append(token) }
             }

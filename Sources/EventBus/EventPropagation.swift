@@ -1,4 +1,4 @@
-/// What a ``SubscriberMaker/handle(file:line:_:)`` handler decides: let the dispatch go on, or
+/// What a `handle` handler (``SubscriberMaker``) decides: let the dispatch go on, or
 /// stop it.
 ///
 /// `.stop` ends the current dispatch for every subscriber not yet called (every key, every

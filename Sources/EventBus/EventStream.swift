@@ -1,6 +1,6 @@
 /// An `AsyncSequence` of the events of one type dispatched on a bus: a bus subscription consumed
-/// with `for await`. Made by ``EventBus/events(of:ofType:bufferingPolicy:)`` and
-/// ``SubscriberMaker/events(bufferingPolicy:)``.
+/// with `for await`. Made by ``EventBus/events(of:ofType:bufferingPolicy:file:line:)`` and
+/// ``SubscriberMaker/events(bufferingPolicy:file:line:)``.
 ///
 /// Events are yielded synchronously from `dispatch`, on the dispatching thread, into the stream's
 /// buffer; the consumer takes them out at its own pace, in dispatch order (per dispatching thread
@@ -142,6 +142,8 @@ extension EventBus {
     ///   - keys: If not empty, only events whose `eventType` is one of these are yielded.
     ///   - bufferingPolicy: What the stream keeps when its consumer falls behind; `.unbounded` (keep
     ///     everything) by default.
+    ///   - file: Where the subscription is made (`#fileID`); leave it to its default.
+    ///   - line: The line of that call (`#line`); leave it to its default.
     public func events<E: Event>(
         of type: E.Type,
         ofType keys: String...,
@@ -172,8 +174,11 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery {
     /// }
     /// ```
     ///
-    /// - Parameter bufferingPolicy: What the stream keeps when its consumer falls behind;
-    ///   `.unbounded` (keep everything, in order) by default.
+    /// - Parameters:
+    ///   - bufferingPolicy: What the stream keeps when its consumer falls behind; `.unbounded`
+    ///     (keep everything, in order) by default.
+    ///   - file: Where the subscription is made (`#fileID`); leave it to its default.
+    ///   - line: The line of that call (`#line`); leave it to its default.
     public func events(
         bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy = .unbounded,
         file: StaticString = #fileID, line: UInt = #line

@@ -348,7 +348,7 @@ extension SubscriberMaker where Delivery == EventDelivery.Synchronous {
 
 extension SubscriberMaker where Delivery == EventDelivery.Synchronous, Owner: AnyObject & Sendable {
     /// Registers `handler`, which receives the owner (retained for the call) with each event and
-    /// decides whether the dispatch goes on; see ``handle(file:line:_:)-(_,_,(E)->EventPropagation)``.
+    /// decides whether the dispatch goes on, as the `handle` without an owner does.
     /// Never called once the owner is gone.
     ///
     /// ```swift

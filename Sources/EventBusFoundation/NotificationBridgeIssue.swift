@@ -34,7 +34,7 @@ public enum NotificationBridgeIssue: Sendable, CustomStringConvertible {
     /// notification (it already is one). The returned token is already disposed.
     case bridgeRefused(eventType: any Event.Type)
 
-    /// A sticky dispatch of a ``NotificationEvent`` (``EventBus/EventBus/dispatch(_:sticky:)``) was
+    /// A sticky dispatch of a ``NotificationEvent`` (``/EventBus/EventBus/dispatch(_:sticky:)``) was
     /// refused: a notification cannot be kept. It was dispatched as a plain one.
     case stickyRefused
 

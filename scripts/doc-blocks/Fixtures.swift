@@ -38,6 +38,10 @@ public struct ChatMessage: Event {
     }
 }
 
+public struct BackTapped: Event {
+    public init() {}
+}
+
 public struct ProfileRenamed: Event {
     public let name: String
     public init(name: String) { self.name = name }

@@ -4,7 +4,8 @@
 // their own lifetimes; a chat screen listens to one room; an analytics service logs on a
 // background queue; a session controller keeps its subscriptions in a DisposeBag; and legacy
 // NotificationCenter code feeds typed subscribers through the bridge; a main-actor view model and
-// an audit task reading an AsyncStream show the Swift concurrency side.
+// an audit task reading an AsyncStream show the Swift concurrency side; a sticky current user, a
+// drawer that stops the back button and an analytics monitor show the delivery policies.
 //
 // Run it with `swift run EventBusDemo`; the printed story is the point.
 
@@ -239,6 +240,48 @@ func swiftConcurrencyChapter(bus: EventBus) async {
     )
 }
 
+// MARK: - Delivery policies
+
+struct BackTapped: Event {}
+
+/// A side drawer: while open, it consumes the back button before the navigation sees it.
+final class Drawer: EventSubscribing, @unchecked Sendable {
+    // @unchecked Sendable: `isOpen` is only touched on the demo's main thread.
+    var isOpen = false
+
+    init(bus: EventBus) {
+        bus.on(BackTapped.self).priority(.high).freeWith(self).handle { drawer, _ in
+            guard drawer.isOpen else { return .continue }
+            drawer.isOpen = false
+            print("  Drawer (high priority): closes itself and stops the back tap")
+            return .stop
+        }
+    }
+}
+
+func deliveryPoliciesChapter() {
+    print("\n7. Delivery policies: a sticky current user, a back button a drawer can stop, and a monitor.")
+    let bus = EventBus()
+    bus.deadEventHandler = { dead in print("  (dead event: nobody handled \(type(of: dead.event)))") }
+    bus.dispatch(LoginEvent(userID: "42"), sticky: .latest)
+    print("  LoginService dispatched LoginEvent(42) as sticky; no screen is open yet")
+    let token = bus.on(LoginEvent.self).replayingSticky().next { event in
+        print("  SettingsScreen (opened later): shows \"signed in as \(event.userID)\" at once, from the sticky event")
+    }
+    let drawer = Drawer(bus: bus)
+    bus.on(BackTapped.self).next { _ in print("  Navigation: goes back one screen") }
+    bus.on(BackTapped.self).monitor().next { _ in print("  Analytics (monitor): back tap recorded") }
+    drawer.isOpen = true
+    print("  The user taps back with the drawer open:")
+    bus.dispatch(BackTapped())
+    print("  The user taps back again:")
+    bus.dispatch(BackTapped())
+    bus.dispatch(LogoutEvent(userID: "42"))
+    token.dispose()
+    print("  (\(bus.stickyCount) sticky event kept: the current user, for the next screen that asks)")
+    withExtendedLifetime(drawer) {}
+}
+
 // MARK: - The story
 
 let bus = EventBus()
@@ -274,5 +317,6 @@ print("  (login 44 reached no screen; the one subscription left is the chat scre
 
 notificationCenterChapter()
 await swiftConcurrencyChapter(bus: bus)
+deliveryPoliciesChapter()
 
 print("\nDone.")

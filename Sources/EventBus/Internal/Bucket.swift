@@ -42,8 +42,8 @@ final class Bucket {
     @inline(__always)
     // Unmanaged: only used under the lock, while the list keeps the node alive.
     func unmanagedHead(of key: String?, at level: DeliveryLevel) -> Unmanaged<SubscriptionNode>? {
-        let head = key == nil ? unkeyed.head(at: level) : keyed[key!]?.head(at: level)
-        return head.map { Unmanaged.passUnretained($0) }  // Unmanaged: see above
+        guard let key else { return unkeyed.unmanagedHead(at: level) }
+        return keyed[key]?.unmanagedHead(at: level)
     }
 
     func append(_ node: SubscriptionNode) {

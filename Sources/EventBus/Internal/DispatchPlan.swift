@@ -33,6 +33,9 @@ struct DispatchPlan {
     private(set) var isStopped = false
     /// Deliveries started or enqueued so far.
     private(set) var reached = 0
+    /// The bucket's levels with nodes when the walk started (a node linked later has a higher id
+    /// than the walk delivers to).
+    private var levels: UInt8 = 0
     /// The next node to visit, pinned, when a chunk filled before the route ended.
     private var cursor: Unmanaged<SubscriptionNode>?
 
@@ -53,7 +56,8 @@ struct DispatchPlan {
     mutating func start(in bucket: Bucket, lastID: UInt64, index: inout TypeIndex, retired: inout Retired) {
         self.bucket = Unmanaged.passUnretained(bucket)  // Unmanaged: see `bucket`
         maxID = lastID
-        stage = firstStage(atOrAfter: isStopped ? 2 * DeliveryLevel.firstMonitor.index : 0, in: bucket)
+        levels = bucket.levelMask
+        stage = firstStage(atOrAfter: isStopped ? 2 * DeliveryLevel.firstMonitor.index : 0)
         fill(index: &index, retired: &retired)
     }
 
@@ -61,12 +65,13 @@ struct DispatchPlan {
     var foundSubscribers: Bool { count > 0 }
 
     /// The first stage from `stage` on whose level has nodes (`stageEnd` if none).
-    private func firstStage(atOrAfter stage: Int, in bucket: Bucket) -> Int {
-        var stage = stage
-        while stage < Self.stageEnd && bucket.levelMask & (1 << (stage >> 1)) == 0 {
-            stage = (stage | 1) + 1  // the next level's first stage
-        }
-        return stage
+    @inline(__always)
+    private func firstStage(atOrAfter stage: Int) -> Int {
+        // The levels from `stage`'s on that have nodes; the lowest is where the walk goes on.
+        let remaining = Int(levels) >> (stage >> 1)
+        guard remaining != 0 else { return Self.stageEnd }
+        let skipped = remaining.trailingZeroBitCount
+        return skipped == 0 ? stage : 2 * ((stage >> 1) + skipped)
     }
 
     /// Under the lock: unpins the delivered chunk, then takes the next chunk of live subscriptions.
@@ -84,7 +89,7 @@ struct DispatchPlan {
             // Stopped: the handlers left are skipped, the monitors' walk starts.
             if let cursor { index.unpin(cursor, in: bucket, retired: &retired) }
             cursor = nil
-            stage = firstStage(atOrAfter: 2 * DeliveryLevel.firstMonitor.index, in: bucket)
+            stage = firstStage(atOrAfter: 2 * DeliveryLevel.firstMonitor.index)
         }
         if let cursor {
             node = cursor
@@ -95,7 +100,7 @@ struct DispatchPlan {
         }
         while stage < Self.stageEnd {
             guard let current = node else {
-                stage = firstStage(atOrAfter: stage + 1, in: bucket)
+                stage = firstStage(atOrAfter: stage + 1)
                 node = head(of: bucket)
                 continue
             }
@@ -127,6 +132,7 @@ struct DispatchPlan {
     }
 
     /// The first node of the current stage's list, `nil` if that list is skipped or empty.
+    @inline(__always)
     private func head(of bucket: Bucket) -> Unmanaged<SubscriptionNode>? {
         guard stage < Self.stageEnd else { return nil }
         let level = DeliveryLevel(rawValue: UInt8(stage >> 1))

@@ -18,6 +18,14 @@ struct LeveledLists {
         return others?[level.index].head
     }
 
+    /// ``head(at:)``, without the reference counting of a strong load (for walks under the lock).
+    @inline(__always)
+    // Unmanaged: only used under the lock, while the list keeps the node alive.
+    func unmanagedHead(at level: DeliveryLevel) -> Unmanaged<SubscriptionNode>? {
+        if level == .normal { return normal.unmanagedHead }
+        return others?[level.index].unmanagedHead
+    }
+
     mutating func append(_ node: SubscriptionNode) {
         if node.level == .normal {
             normal.append(node)

@@ -8,6 +8,11 @@ struct SubscriberList {
 
     var isEmpty: Bool { head == nil }
 
+    /// `head`, without the reference counting of a strong load (for walks under the lock).
+    @inline(__always)
+    // Unmanaged: only used under the lock, while the list keeps the node alive.
+    var unmanagedHead: Unmanaged<SubscriptionNode>? { head.map { Unmanaged.passUnretained($0) } }
+
     mutating func append(_ node: SubscriptionNode) {
         node.previous = tail
         node.next = nil

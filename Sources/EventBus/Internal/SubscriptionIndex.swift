@@ -6,14 +6,6 @@ import Dispatch
 /// index let go of are released, with no lock held.
 final class SubscriptionIndex: SubscriptionContainer {
     private let state: Locked<TypeIndex>
-    /// The bus's dead-event and handler-error handlers, behind their own lock (read only when a
-    /// dispatch is dead or a handler threw).
-    private let handlers = Locked(Handlers())
-
-    struct Handlers {
-        var deadEvent: (@Sendable (DeadEvent) -> Void)?
-        var handlerError: (@Sendable (HandlerError) -> Void)?
-    }
 
     init(clock: StickyClock) {
         state = Locked(TypeIndex(clock: clock))
@@ -39,6 +31,26 @@ final class SubscriptionIndex: SubscriptionContainer {
         _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, callSite: CallSite,
         bus: EventBus
     ) -> Subscription<E>? {
+        if options.replaysSticky {
+            return subscribeReplaying(E.self, keys: keys, body: body, options: options, callSite: callSite, bus: bus)
+        }
+        var sweep = SweepBatch()
+        let node = withIndex { index, retired in
+            index.tick(.subscribe, sweep: &sweep, retired: &retired)
+            return index.insert(
+                E.self, keys: keys, body: body, options: options, callSite: callSite, bus: bus, anchor: bus.anchor,
+                retired: &retired)
+        }
+        sweep.check(in: self)
+        return node
+    }
+
+    /// `subscribe` with the replay of the kept sticky events (see there).
+    @inline(never)
+    private func subscribeReplaying<E: Sendable>(
+        _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, callSite: CallSite,
+        bus: EventBus
+    ) -> Subscription<E>? {
         var sweep = SweepBatch()
         var replay: [StickyStore<E>.Entry] = []
         var released: [StickyStore<E>.Entry] = []
@@ -48,7 +60,7 @@ final class SubscriptionIndex: SubscriptionContainer {
             let node = index.insert(
                 E.self, keys: keys, body: body, options: options, callSite: callSite, bus: bus, anchor: bus.anchor,
                 retired: &retired)
-            if let node, options.replaysSticky {
+            if let node {
                 replay =
                     index.withStickyStore(of: E.self) { store, now in
                         store.entries(of: keys.isEmpty ? nil : keys, now: now, taking: true, released: &released)
@@ -59,6 +71,7 @@ final class SubscriptionIndex: SubscriptionContainer {
             return node
         }
         sweep.check(in: self)
+        _ = consume released  // expired sticky events go here, with no lock held
         if let node, !enqueuesReplay {
             for entry in replay where node.deliver(entry.event) == .ownerGone {
                 reclaim(CollectionOfOne(node.handle))
@@ -93,9 +106,9 @@ final class SubscriptionIndex: SubscriptionContainer {
     }
 
     func report(_ error: HandlerError, from node: SubscriptionNode) {
-        let (handler, firstForNode) = handlers.withLock { handlers in
+        let (handler, firstForNode) = withIndex { index, _ in
             defer { node.printedError = true }
-            return (handlers.handlerError, !node.printedError)
+            return (index.handlerErrorHandler, !node.printedError)
         }
         if let handler {
             handler(error)
@@ -106,14 +119,14 @@ final class SubscriptionIndex: SubscriptionContainer {
 
     /// The bus's dead-event handler.
     var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
-        get { handlers.withLock { $0.deadEvent } }
-        set { handlers.withLock { $0.deadEvent = newValue } }
+        get { withIndex { index, _ in index.deadEventHandler } }
+        set { withIndex { index, _ in index.deadEventHandler = newValue } }
     }
 
     /// The bus's handler-error handler.
     var handlerErrorHandler: (@Sendable (HandlerError) -> Void)? {
-        get { handlers.withLock { $0.handlerError } }
-        set { handlers.withLock { $0.handlerError = newValue } }
+        get { withIndex { index, _ in index.handlerErrorHandler } }
+        set { withIndex { index, _ in index.handlerErrorHandler = newValue } }
     }
 
     /// What one dispatch did.
@@ -146,9 +159,10 @@ final class SubscriptionIndex: SubscriptionContainer {
             chunk in
             var plan = DispatchPlan(key: key, includingUnkeyed: includingUnkeyed, stopped: stopped, chunk: chunk)
             var sweep = SweepBatch()
-            var released: [StickyStore<E>.Entry] = []
+            var reportsDead = false
             let route: Route = withIndex { index, retired in
                 index.tick(.dispatch, sweep: &sweep, retired: &retired)
+                reportsDead = index.deadEventHandler != nil && bus != nil && sticky == nil
                 var found = index.bucket(for: typeID)
                 if found == nil, let bus, sticky != nil || index.needsBucket(E.self) {
                     found = index.bucket(for: E.self, on: bus)
@@ -157,8 +171,8 @@ final class SubscriptionIndex: SubscriptionContainer {
                 if let hooks = bucket.hooks, !bypassingHooks { return .hooks(hooks) }
                 plan.start(in: bucket, lastID: index.lastID, index: &index, retired: &retired)
                 if let sticky {
-                    released = index.storeSticky(
-                        event, key: key, policy: sticky, received: plan.foundSubscribers, in: bucket)
+                    index.storeSticky(
+                        event, key: key, policy: sticky, received: plan.foundSubscribers, in: bucket, retired: &retired)
                 }
                 return bus == nil ? .plan(nil) : .plan(bucket.supertypes)
             }
@@ -179,8 +193,7 @@ final class SubscriptionIndex: SubscriptionContainer {
                 break
             }
             sweep.check(in: self)
-            _ = consume released  // replaced sticky events go here, with no lock held
-            if tally.isDead, bus != nil, sticky == nil { reportDead(event, key: key) }
+            if reportsDead && tally.isDead { reportDead(event, key: key) }
             return tally
         }
     }

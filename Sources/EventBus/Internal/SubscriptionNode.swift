@@ -70,7 +70,7 @@ class SubscriptionNode: @unchecked Sendable {
     @exclusivity(unchecked) weak var bag: DisposeBag?
 
     /// Whether a handler error was printed for this subscription (debug builds, no error handler):
-    /// read and written only under the bus's reporting lock.
+    /// read and written only under the container's lock.
     @exclusivity(unchecked) var printedError = false
 
     init(

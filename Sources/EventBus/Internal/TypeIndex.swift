@@ -38,6 +38,11 @@ struct TypeIndex {
     /// Whether a sweep pass on the main queue is scheduled.
     var mainSweepScheduled = false
 
+    /// The bus's dead-event and handler-error handlers (here, so that a dispatch learns whether it
+    /// must report a dead event in the critical section it already has).
+    var deadEventHandler: (@Sendable (DeadEvent) -> Void)?
+    var handlerErrorHandler: (@Sendable (HandlerError) -> Void)?
+
     // Sticky events: the clock of their TTL, their counter (orders them across keys), and the
     // queue of those with a TTL, which the sweep empties as they expire.
     let clock: StickyClock
@@ -362,12 +367,14 @@ struct TypeIndex {
         return unsafeDowncast(sticky, to: StickyStore<E>.self)
     }
 
-    /// Keeps `event` (of `bucket`'s type, key `key`) as `policy` says; returns the events it
-    /// replaced, to be released after unlocking. `received`: whether the dispatch found a live
-    /// subscriber (for `.untilDelivered`).
+    /// Keeps `event` (of `bucket`'s type, key `key`) as `policy` says; the events it replaces are
+    /// released after unlocking. `received`: whether the dispatch found a live subscriber (for
+    /// `.untilDelivered`). Not inlined: the plain dispatch path stays free of the store's generic
+    /// types (their metadata look-ups would cost every dispatch).
+    @inline(never)
     mutating func storeSticky<E: Sendable>(
-        _ event: E, key: String?, policy: StickyPolicy, received: Bool, in bucket: Bucket
-    ) -> [StickyStore<E>.Entry] {
+        _ event: E, key: String?, policy: StickyPolicy, received: Bool, in bucket: Bucket, retired: inout Retired
+    ) {
         let store: StickyStore<E>
         if let sticky = bucket.sticky {
             // unsafeDowncast: as in `stickyStore(of:)`.
@@ -385,7 +392,7 @@ struct TypeIndex {
         if case .latestWithTTL(let ttl) = policy.kind, !now.addingReportingOverflow(ttl).overflow {
             expiries.push(.init(expiry: now + ttl, typeID: bucket.typeID, key: key, sequence: stickySequence))
         }
-        return replaced
+        if !replaced.isEmpty { retired.add(ReleasedLater(replaced)) }
     }
 
     /// Runs `body` on `E`'s sticky store (if any) and the time, then accounts for what it removed

@@ -30,6 +30,8 @@ public import Dispatch
 public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> {
     let bus: EventBus
     var options = SubscriptionOptions()
+    /// The `freeWith` owner, held weakly.
+    weak var owner: AnyObject?
 
     init(bus: EventBus) {
         self.bus = bus
@@ -41,6 +43,7 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     ) -> SubscriberMaker<E, NewOwner, NewDelivery> {
         var maker = SubscriberMaker<E, NewOwner, NewDelivery>(bus: bus)
         maker.options = options
+        maker.owner = owner
         return maker
     }
 
@@ -182,7 +185,7 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     public func freeWith<NewOwner: AnyObject>(_ owner: NewOwner?) -> SubscriberMaker<E, NewOwner, Delivery> {
         var copy = retyped(NewOwner.self, Delivery.self)
         copy.options.isOwned = true
-        copy.options.owner = owner
+        copy.owner = owner
         return copy
     }
 
@@ -190,7 +193,7 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     /// the event type refuses the subscription.
     func register(_ body: Body<E>, at callSite: CallSite) -> EventToken {
         var options = self.options
-        let owner = options.owner  // held until registered
+        let owner = self.owner  // held until registered
         if options.isOwned && owner == nil { return .inert }
         // A key given twice counts once (deduplicated here, so that chaining `ofType` stays O(1)).
         if options.keys.count > 1 {
@@ -199,7 +202,7 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
         }
         let node = withExtendedLifetime(owner) {
             bus.index.subscribe(
-                E.self, keys: options.keys, body: body, options: options, callSite: callSite, bus: bus)
+                E.self, keys: options.keys, body: body, options: options, owner: owner, callSite: callSite, bus: bus)
         }
         guard let node else { return .inert }
         return EventToken(node)

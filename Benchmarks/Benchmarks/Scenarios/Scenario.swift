@@ -46,7 +46,7 @@ public final class Workload {
 /// Every scenario, in report order.
 public let allScenarios: [Scenario] =
     publishScenarios() + keyedScenarios() + subscribeScenarios() + ownerChurnScenarios()
-    + enqueuedScenarios() + contentionScenarios()
+    + enqueuedScenarios() + contentionScenarios() + policyScenarios()
 
 // MARK: - What every contender shares
 

@@ -12,7 +12,8 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     private let plainHandler: (@Sendable (E) -> Void)?
 
     init(
-        id: UInt64, slot: UInt32, key: String?, body: Body<E>, options: SubscriptionOptions, callSite: CallSite,
+        id: UInt64, slot: UInt32, key: String?, body: Body<E>, options: SubscriptionOptions, owner: AnyObject?,
+        callSite: CallSite,
         bucket: Bucket, anchor: ContainerAnchor
     ) {
         self.body = body
@@ -22,7 +23,8 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
             plainHandler = nil
         }
         super.init(
-            id: id, slot: slot, key: key, options: options, ownerBelongsToMain: body.runsOnMain, callSite: callSite,
+            id: id, slot: slot, key: key, options: options, owner: owner, ownerBelongsToMain: body.runsOnMain,
+            callSite: callSite,
             bucket: bucket, anchor: anchor)
     }
 

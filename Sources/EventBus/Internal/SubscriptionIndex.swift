@@ -28,17 +28,20 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// deliveries are enqueued before unlocking (so before any live one), the others are called
     /// on this thread before returning.
     func subscribe<E: Sendable>(
-        _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, callSite: CallSite,
+        _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, owner: AnyObject?,
+        callSite: CallSite,
         bus: EventBus
     ) -> Subscription<E>? {
         if options.replaysSticky {
-            return subscribeReplaying(E.self, keys: keys, body: body, options: options, callSite: callSite, bus: bus)
+            return subscribeReplaying(
+                E.self, keys: keys, body: body, options: options, owner: owner, callSite: callSite, bus: bus)
         }
         var sweep = SweepBatch()
         let node = withIndex { index, retired in
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
             return index.insert(
-                E.self, keys: keys, body: body, options: options, callSite: callSite, bus: bus, anchor: bus.anchor,
+                E.self, keys: keys, body: body, options: options, owner: owner, callSite: callSite, bus: bus,
+                anchor: bus.anchor,
                 retired: &retired)
         }
         sweep.check(in: self)
@@ -48,7 +51,8 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// `subscribe` with the replay of the kept sticky events (see there).
     @inline(never)
     private func subscribeReplaying<E: Sendable>(
-        _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, callSite: CallSite,
+        _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, owner: AnyObject?,
+        callSite: CallSite,
         bus: EventBus
     ) -> Subscription<E>? {
         var sweep = SweepBatch()
@@ -58,7 +62,8 @@ final class SubscriptionIndex: SubscriptionContainer {
         let node = withIndex { index, retired in
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
             let node = index.insert(
-                E.self, keys: keys, body: body, options: options, callSite: callSite, bus: bus, anchor: bus.anchor,
+                E.self, keys: keys, body: body, options: options, owner: owner, callSite: callSite, bus: bus,
+                anchor: bus.anchor,
                 retired: &retired)
             if let node {
                 replay =

@@ -74,14 +74,15 @@ class SubscriptionNode: @unchecked Sendable {
     @exclusivity(unchecked) var printedError = false
 
     init(
-        id: UInt64, slot: UInt32, key: String?, options: SubscriptionOptions, ownerBelongsToMain: Bool,
+        id: UInt64, slot: UInt32, key: String?, options: SubscriptionOptions, owner: AnyObject?,
+        ownerBelongsToMain: Bool,
         callSite: CallSite, bucket: Bucket, anchor: ContainerAnchor
     ) {
         self.id = id
         self.slot = slot
         self.bucket = bucket
         self.key = key
-        self.owner = options.owner
+        self.owner = owner
         self.isOwned = options.isOwned
         self.level = options.level
         self.callSite = callSite

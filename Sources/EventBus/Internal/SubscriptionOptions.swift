@@ -7,10 +7,10 @@ struct SubscriptionOptions {
     var keys: [String] = []
     /// The `atQueue` queue; `nil` for synchronous or main-actor delivery.
     var queue: DispatchQueue?
-    /// Whether `freeWith` bound an owner (even one that is gone by now).
+    /// Whether `freeWith` bound an owner (even one that is gone by now). The owner itself is held
+    /// weakly by the maker, and passed on strongly while registering: a weak field here would make
+    /// every copy of the options a runtime call.
     var isOwned = false
-    /// The `freeWith` owner, held weakly.
-    weak var owner: AnyObject?
     var priority: EventPriority = .normal
     /// Set by `monitor()`: runs after every handler, cannot stop, sees stopped events.
     var isMonitor = false

@@ -199,7 +199,8 @@ struct TypeIndex {
     /// Registers a subscription under each of `keys` (none: the unkeyed list) and returns its
     /// primary node, or `nil` if the event type's hooks refused it.
     mutating func insert<E: Sendable>(
-        _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, callSite: CallSite,
+        _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, owner: AnyObject?,
+        callSite: CallSite,
         bus: EventBus, anchor: ContainerAnchor, retired: inout Retired
     ) -> Subscription<E>? {
         let bucket = bucket(for: E.self, on: bus)
@@ -213,7 +214,8 @@ struct TypeIndex {
         let slot = slots.reserve()
         func node(key: String?) -> Subscription<E> {
             Subscription(
-                id: id, slot: slot, key: key, body: body, options: options, callSite: callSite, bucket: bucket,
+                id: id, slot: slot, key: key, body: body, options: options, owner: owner, callSite: callSite,
+                bucket: bucket,
                 anchor: anchor)
         }
         let primary = node(key: keys.first)

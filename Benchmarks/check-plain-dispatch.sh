@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The regression gate of the plain paths (issue 11: "the plain dispatch must not get slower"):
+# instructions per operation, counted by callgrind (deterministic for the same binary and inputs),
+# of a plain dispatch to 0, 1 and 1,000 synchronous subscribers and of a subscribe+dispose, each
+# against a ceiling: the figure measured when the delivery policies landed (see Benchmarks/README.md,
+# "Delivery policies"), plus 2 % for toolchain noise. Fails (exit 1) if any goes above its ceiling.
+#
+#   ./check-plain-dispatch.sh
+set -uo pipefail
+cd "$(dirname "$0")"
+
+# scenario, operations, ceiling (instructions per operation)
+CEILINGS=(
+    "publish_N=0_EventBus 20000 625"
+    "publish_N=1_EventBus 20000 1220"
+    "publish_N=1000_EventBus 1000 206600"
+    "subscribe+dispose_existing=1k_EventBus 110000 6610"
+)
+
+command -v valgrind >/dev/null || { echo "plain-dispatch: FAIL: valgrind is needed"; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+swift build -c release --product EventBusInstructions >"$work/build.log" 2>&1 \
+    || { tail -n 30 "$work/build.log"; echo "plain-dispatch: FAIL: build"; exit 1; }
+binary=$(swift build -c release --show-bin-path)/EventBusInstructions
+objcopy --strip-debug "$binary" "$work/EventBusInstructions"
+
+failures=0
+report=()
+for line in "${CEILINGS[@]}"; do
+    read -r scenario operations ceiling <<<"$line"
+    env -i PATH="$PATH" SWIFT_DETERMINISTIC_HASHING=1 \
+        valgrind --tool=callgrind --callgrind-out-file="$work/out" --toggle-collect='*measured*' \
+        "$work/EventBusInstructions" "$scenario" "$operations" >"$work/log" 2>&1
+    collected=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$work/log")
+    if [[ -z "$collected" || "$collected" == 0 ]]; then
+        echo "  $scenario: no measurement"; failures=$((failures + 1)); continue
+    fi
+    value=$(awk -v c="$collected" -v n="$operations" 'BEGIN { printf "%.0f", c / n }')
+    verdict=ok
+    if ((value > ceiling)); then verdict=ABOVE; failures=$((failures + 1)); fi
+    printf '  %-44s %9s instructions/op (ceiling %s) %s\n' "$scenario" "$value" "$ceiling" "$verdict"
+    report+=("${scenario%%_EventBus}=$value")
+done
+if ((failures > 0)); then
+    echo "plain-dispatch: FAIL: $failures of ${#CEILINGS[@]} above their ceiling"
+    exit 1
+fi
+echo "plain-dispatch: ${report[*]} instructions/op, all under their ceilings (callgrind)"

@@ -163,17 +163,43 @@ public struct SubscriberMaker<E: Event, Owner, Delivery: EventDeliveryStyle> {
 // The owner is held weakly as `AnyObject`, and it is only ever an `Owner`, which is Sendable.
 extension SubscriberMaker: @unchecked Sendable where Owner: Sendable {}
 
-extension SubscriberMaker where Delivery: NonisolatedDelivery {
-    /// Registers `handler` and returns the subscription's token.
+extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner == Never {
+    /// Registers `handler` and returns the subscription's token: keep it, or the subscription lasts
+    /// as long as the bus.
     ///
     /// The handler runs on the dispatching thread, before `dispatch` returns, or on the
-    /// ``atQueue(_:)`` queue. The subscription lives until the token is disposed (dropping the token
-    /// does not end it), a ``DisposeBag`` holding it is emptied or deallocated, its owner (if
-    /// ``freeWith(_:)`` bound one) is deallocated, or the bus is deallocated.
+    /// ``atQueue(_:)`` queue. With no owner, the subscription lives until the token is disposed
+    /// (dropping the token does not end it), a ``DisposeBag`` holding it is emptied or deallocated,
+    /// or the bus is deallocated. The result is not discardable, so the compiler warns about a
+    /// dropped token: write `_ = bus.on(…).next { … }` for a subscription meant to last as long as
+    /// the bus, or bind it to an owner with ``freeWith(_:)``.
     ///
     /// ```swift
     /// let token = bus.on(LoginEvent.self).next { event in print(event.userID) }
+    /// token.dispose()
     /// ```
+    public func next(_ handler: @escaping @Sendable (E) -> Void) -> EventToken {
+        register(body(.event(handler)))
+    }
+}
+
+extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner: AnyObject {
+    /// Unavailable: an owner-bound handler receives its owner. Use `next { owner, event in … }`.
+    ///
+    /// A handler that captured `self` strongly would keep its owner alive, and the subscription
+    /// with it, forever: the owner-passing form needs no capture, so it cannot leak. To ignore the
+    /// owner, write `next { _, event in … }`. The owner-passing form needs a `Sendable` owner (the
+    /// handler may run on another thread); an owner that is not `Sendable` keeps unowned
+    /// subscriptions' tokens in a ``DisposeBag`` property instead, which ends them with it.
+    ///
+    /// ```swift
+    /// subscribe(LoginEvent.self).next { owner, event in owner.render(event) }
+    /// ```
+    @available(
+        *, unavailable,
+        message:
+            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'next { owner, event in owner.… }' or 'next { _, event in … }' (see the README, 'Owners')"
+    )
     @discardableResult
     public func next(_ handler: @escaping @Sendable (E) -> Void) -> EventToken {
         register(body(.event(handler)))
@@ -204,14 +230,16 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner: AnyObject 
     }
 }
 
-extension SubscriberMaker where Delivery == EventDelivery.MainActor {
-    /// Registers the `@MainActor` `handler` and returns the subscription's token.
+extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner == Never {
+    /// Registers the `@MainActor` `handler` and returns the subscription's token: keep it, or the
+    /// subscription lasts as long as the bus.
     ///
     /// Runs on the main actor: before `dispatch` returns when dispatched on the main thread,
-    /// otherwise soon after, enqueued on the main queue in dispatch order. The subscription lives
-    /// until the token is disposed (dropping the token does not end it), a ``DisposeBag`` holding
-    /// it is emptied or deallocated, its owner (if any) is deallocated, or the bus is deallocated.
-    /// Once `dispose()` has returned, no delivery starts, not even one already enqueued.
+    /// otherwise soon after, enqueued on the main queue in dispatch order. With no owner, the
+    /// subscription lives until the token is disposed (dropping the token does not end it; the
+    /// compiler warns about a dropped result), a ``DisposeBag`` holding it is emptied or
+    /// deallocated, or the bus is deallocated. Once `dispose()` has returned, no delivery starts,
+    /// not even one already enqueued.
     ///
     /// ```swift
     /// @MainActor final class SessionModel { var userID = "" }
@@ -221,6 +249,28 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActor {
     ///     }
     /// }
     /// ```
+    public func next(_ handler: @escaping @MainActor @Sendable (E) -> Void) -> EventToken {
+        register(.mainActor(.event(handler)))
+    }
+}
+
+extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner: AnyObject {
+    /// Unavailable: an owner-bound handler receives its owner. Use `next { owner, event in … }`.
+    ///
+    /// A handler that captured `self` strongly would keep its owner alive, and the subscription
+    /// with it, forever: the owner-passing form needs no capture, so it cannot leak. To ignore the
+    /// owner, write `next { _, event in … }`. The owner-passing form needs a `Sendable` owner (the
+    /// handler may run on another thread); an owner that is not `Sendable` keeps unowned
+    /// subscriptions' tokens in a ``DisposeBag`` property instead, which ends them with it.
+    ///
+    /// ```swift
+    /// subscribe(LoginEvent.self).onMainActor().next { owner, event in owner.render(event) }
+    /// ```
+    @available(
+        *, unavailable,
+        message:
+            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'next { owner, event in owner.… }' or 'next { _, event in … }' (see the README, 'Owners')"
+    )
     @discardableResult
     public func next(_ handler: @escaping @MainActor @Sendable (E) -> Void) -> EventToken {
         register(.mainActor(.event(handler)))

@@ -4,10 +4,12 @@ public import Foundation
 extension EventBus {
     /// Creates an independent bus whose NotificationCenter bridge uses `notificationCenter`.
     ///
-    /// A bus made with ``/EventBus/EventBus/init()`` (and ``/EventBus/EventBus/shared``) bridges with
-    /// `NotificationCenter.default`. Give tests, or modules with a center of their own, a bus on their
-    /// center. Subscriptions end when the bus is deallocated, and its observers are then removed from
-    /// the center.
+    /// ``/EventBus/EventBus/shared`` bridges with `NotificationCenter.default`; a bus made with
+    /// ``/EventBus/EventBus/init()`` bridges with a private center of its own, so that two buses
+    /// never reach each other's subscribers. Give a bus the center its legacy observers and posters
+    /// use (often `.default`, for a bus other than the shared one), or a test's own center.
+    /// Subscriptions end when the bus is deallocated, and its observers are then removed from the
+    /// center.
     ///
     /// ```swift
     /// let center = NotificationCenter()
@@ -18,7 +20,8 @@ extension EventBus {
     }
 
     /// The center this bus bridges notifications with: the one given to
-    /// ``init(notificationCenter:)``, otherwise `NotificationCenter.default`.
+    /// ``init(notificationCenter:)``; `NotificationCenter.default` for ``/EventBus/EventBus/shared``;
+    /// otherwise a private center made for this bus (the same one for the bus's whole life).
     ///
     /// ```swift
     /// bus.notificationCenter.post(name: .userDidLogIn, object: nil)   // reaches bus subscribers too
@@ -81,10 +84,14 @@ extension EventBus {
     /// returns, on their queue, or on the main actor). Nothing is posted back: no echo, no loop. The
     /// same as `dispatch(NotificationEvent(notification))`.
     ///
+    /// The argument is labelled so that ``/EventBus/EventBus/dispatch(_:)`` keeps its diagnostic: a
+    /// value that is not an ``/EventBus/Event`` (`bus.dispatch("hello")`) is reported as "requires
+    /// that 'String' conform to 'Event'", not as a failed conversion to `Notification`.
+    ///
     /// ```swift
-    /// bus.dispatch(Notification(name: .userDidLogIn, object: nil, userInfo: ["id": "42"]))
+    /// bus.dispatch(notification: Notification(name: .userDidLogIn, object: nil, userInfo: ["id": "42"]))
     /// ```
-    public func dispatch(_ notification: Notification) {
+    public func dispatch(notification: Notification) {
         dispatch(NotificationEvent(notification))
     }
 

@@ -44,12 +44,12 @@ struct NoUserCodeUnderLockTests {
 
         switch path {
         case .handler:
-            bus.on(Ping.self).next { _ in userCode() }
+            _ = bus.on(Ping.self).next { _ in userCode() }
             bus.dispatch(Ping())
             #expect(onAnotherThread { bus.dispatch(Ping()) })
         case .queuedHandler:
             let queue = DispatchQueue(label: "probe.queued")
-            bus.on(Ping.self).atQueue(queue).next { _ in userCode() }
+            _ = bus.on(Ping.self).atQueue(queue).next { _ in userCode() }
             bus.dispatch(Ping())
             #expect(drain(queue))
         case .ownerPassingHandler:
@@ -58,7 +58,7 @@ struct NoUserCodeUnderLockTests {
             bus.dispatch(Ping())
             withExtendedLifetime(owner) {}
         case .keyedHandler:
-            bus.on(Ping.self).ofType("k").next { _ in userCode() }
+            _ = bus.on(Ping.self).ofType("k").next { _ in userCode() }
             bus.dispatch(Ping(key: "k"))
         case .handlerWhileItsTokenIsDisposedElsewhere:
             // The probe disposes the running handler's own token: dispose() must not wait for it.
@@ -80,7 +80,7 @@ struct NoUserCodeUnderLockTests {
                 deinit { onDeinit() }
             }
             let holder = Shared<Owner?>(Owner { userCode() })
-            bus.on(Ping.self).freeWith(holder.value).next { _ in
+            bus.on(Ping.self).freeWith(holder.value).next { _, _ in
                 _ = probe.completes { holder.withLock { $0 = nil } }
             }
             bus.dispatch(Ping())
@@ -112,7 +112,7 @@ struct NoUserCodeUnderLockTests {
             var owner: Sentinel? = Sentinel()
             do {
                 let c = capture()
-                bus.on(Ping.self).freeWith(owner).next { _ in withExtendedLifetime(c) {} }
+                bus.on(Ping.self).freeWith(owner).next { _, _ in withExtendedLifetime(c) {} }
             }
             owner = nil
             bus.dispatch(Ping())
@@ -120,7 +120,7 @@ struct NoUserCodeUnderLockTests {
             var owner: Sentinel? = Sentinel()
             do {
                 let c = capture()
-                bus.on(Ping.self).freeWith(owner).next { _ in withExtendedLifetime(c) {} }
+                bus.on(Ping.self).freeWith(owner).next { _, _ in withExtendedLifetime(c) {} }
             }
             owner = nil
             bus.purge()
@@ -129,7 +129,7 @@ struct NoUserCodeUnderLockTests {
             var owner: Sentinel? = Sentinel()
             do {
                 let c = capture()
-                bus.on(Ping.self).ofType("quiet").freeWith(owner).next { _ in withExtendedLifetime(c) {} }
+                bus.on(Ping.self).ofType("quiet").freeWith(owner).next { _, _ in withExtendedLifetime(c) {} }
             }
             owner = nil
             var operations = 0
@@ -145,7 +145,7 @@ struct NoUserCodeUnderLockTests {
             var dying: EventBus? = EventBus()
             do {
                 let c = DeinitAction { userCode(on: other) }
-                dying!.on(Ping.self).next { _ in withExtendedLifetime(c) {} }
+                _ = dying!.on(Ping.self).next { _ in withExtendedLifetime(c) {} }
             }
             dying = nil
         }

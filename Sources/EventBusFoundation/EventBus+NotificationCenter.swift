@@ -80,18 +80,18 @@ extension EventBus {
     /// Posts `notification` to the bus's ``notificationCenter``.
     ///
     /// Legacy observers of the center see it, and the bus's subscribers to its name receive it
-    /// exactly once, through the bridge's observer (so on the posting thread, before `dispatch`
+    /// exactly once, through the bridge's observer (so on the posting thread, before `post`
     /// returns, on their queue, or on the main actor). Nothing is posted back: no echo, no loop. The
     /// same as `dispatch(NotificationEvent(notification))`.
     ///
-    /// The argument is labelled so that ``/EventBus/EventBus/dispatch(_:)`` keeps its diagnostic: a
-    /// value that is not an ``/EventBus/Event`` (`bus.dispatch("hello")`) is reported as "requires
-    /// that 'String' conform to 'Event'", not as a failed conversion to `Notification`.
+    /// It is not an overload of ``/EventBus/EventBus/dispatch(_:)``, so that dispatching a value
+    /// that is not an ``/EventBus/Event`` (`bus.dispatch("hello")`) is reported as "requires that
+    /// 'String' conform to 'Event'", not as a failed conversion to `Notification`.
     ///
     /// ```swift
-    /// bus.dispatch(notification: Notification(name: .userDidLogIn, object: nil, userInfo: ["id": "42"]))
+    /// bus.post(Notification(name: .userDidLogIn, object: nil, userInfo: ["id": "42"]))
     /// ```
-    public func dispatch(notification: Notification) {
+    public func post(_ notification: Notification) {
         dispatch(NotificationEvent(notification))
     }
 

@@ -6,7 +6,7 @@ extension EventBus {
     /// posted by `object`): legacy posters reach typed subscribers.
     ///
     /// Each such notification posted to the bus's ``notificationCenter`` (by legacy code, or by
-    /// ``dispatch(notification:)``) goes through `converter`; a non-`nil` result is delivered to
+    /// ``post(_:)``) goes through `converter`; a non-`nil` result is delivered to
     /// the bus's subscribers of `type`, on the posting thread (or on their queues, or on the main
     /// actor for ``/EventBus/SubscriberMaker/onMainActor()`` subscribers). A notification
     /// the converter returns `nil` for is skipped and reported as

@@ -18,7 +18,7 @@ public import Foundation
 /// bus.on(notification: .userDidLogIn).next { event in
 ///     print(event.name, event.userInfo ?? [:])
 /// }
-/// bus.dispatch(notification: Notification(name: .userDidLogIn))   // posted to the bus's center
+/// bus.post(Notification(name: .userDidLogIn))   // posted to the bus's center
 /// ```
 ///
 /// > Important: A notification's `object` and `userInfo` cross threads on the bus exactly as they
@@ -39,7 +39,7 @@ public struct NotificationEvent: Event, @unchecked Sendable {
     /// Wraps `notification` for the bus.
     ///
     /// ```swift
-    /// bus.dispatch(NotificationEvent(notification))   // same as bus.dispatch(notification: notification)
+    /// bus.dispatch(NotificationEvent(notification))   // same as bus.post(notification)
     /// ```
     public init(_ notification: Notification) {
         self.notification = notification

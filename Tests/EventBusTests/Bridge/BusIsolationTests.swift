@@ -38,7 +38,7 @@ struct BusIsolationTests {
         #expect(log.value.sorted() == ["A notification", "A typed 1"])
 
         log.withLock { $0.removeAll() }
-        b.dispatch(notification: Notification(name: .isolation, object: nil, userInfo: ["id": "2"]))
+        b.post(Notification(name: .isolation, object: nil, userInfo: ["id": "2"]))
         #expect(log.value.sorted() == ["B notification", "B typed 2"])
     }
 

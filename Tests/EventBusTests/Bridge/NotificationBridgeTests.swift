@@ -209,7 +209,7 @@ struct NotificationToBusTests {
         #expect(fixture.bus.subscriptionCount(of: NotificationEvent.self) == 0)
         #expect(fixture.issues.value.count == 2)
         #expect(fixture.issues.value.allSatisfy { $0.contains("without a name was refused") })
-        fixture.bus.dispatch(notification: Notification(name: .bridgeA))
+        fixture.bus.post(Notification(name: .bridgeA))
         fixture.center.post(name: .bridgeA, object: nil)
         #expect(calls.value == 0)
         #expect(fixture.installedObservers == 0)
@@ -242,7 +242,7 @@ struct NotificationToBusTests {
                     let seq = index * perThread + i
                     let notification = Notification(
                         name: seq % 2 == 0 ? .bridgeA : .bridgeB, object: nil, userInfo: ["seq": seq])
-                    if index == 0 { fixture.center.post(notification) } else { fixture.bus.dispatch(notification: notification) }
+                    if index == 0 { fixture.center.post(notification) } else { fixture.bus.post(notification) }
                 }
                 postersDone.increment()
             } else {
@@ -297,13 +297,13 @@ struct BusToNotificationTests {
         defer { fixture.center.removeObserver(observer) }
 
         // No bus subscriber: legacy observers still see it.
-        fixture.bus.dispatch(notification: Notification(name: .bridgeA))
+        fixture.bus.post(Notification(name: .bridgeA))
         #expect(legacy.value == 1)
         #expect(fixture.installedObservers == 0)  // nothing subscribed: the bus does not observe
 
         let busCount = Shared(0)
         let token = fixture.bus.on(notification: .bridgeA).next { _ in busCount.increment() }
-        fixture.bus.dispatch(notification: Notification(name: .bridgeA, object: nil, userInfo: ["k": 1]))
+        fixture.bus.post(Notification(name: .bridgeA, object: nil, userInfo: ["k": 1]))
         fixture.bus.dispatch(NotificationEvent(name: .bridgeA))
         #expect(fixture.installedObservers == 1)
         // Exactly once each, through the bridge's observer; and one post per dispatch: no echo of
@@ -332,10 +332,10 @@ struct BusToNotificationTests {
         let bus = fixture.bus
         _ = bus.on(notification: .bridgeA).next { [unowned bus] _ in  // unowned: a handler holding its bus is a cycle
             aCount.increment()
-            bus.dispatch(notification: Notification(name: .bridgeB))
+            bus.post(Notification(name: .bridgeB))
         }
         _ = bus.on(notification: .bridgeB).next { _ in bCount.increment() }
-        bus.dispatch(notification: Notification(name: .bridgeA))
+        bus.post(Notification(name: .bridgeA))
         #expect(aCount.value == 1 && bCount.value == 1)
     }
 }
@@ -365,7 +365,7 @@ struct TypedBridgeTests {
 
         fixture.center.post(name: .bridgeA, object: nil, userInfo: ["id": "42"])
         fixture.center.post(name: .bridgeA, object: nil, userInfo: ["id": 7])  // does not convert
-        fixture.bus.dispatch(notification: Notification(name: .bridgeA, object: nil, userInfo: ["id": "43"]))
+        fixture.bus.post(Notification(name: .bridgeA, object: nil, userInfo: ["id": "43"]))
 
         #expect(received.value == ["42", "43"])
         #expect(fixture.issues.value.count == 1)
@@ -430,7 +430,7 @@ struct TypedBridgeTests {
         #expect(raw.value == 2)
 
         // Bus notification dispatch: the same as a legacy post.
-        fixture.bus.dispatch(notification: Notification(name: .bridgeA, object: nil, userInfo: ["id": "bus"]))
+        fixture.bus.post(Notification(name: .bridgeA, object: nil, userInfo: ["id": "bus"]))
         #expect(typed.value == ["legacy", "typed", "bus"])
         #expect(legacy.value == 3)
         #expect(raw.value == 3)
@@ -463,7 +463,7 @@ struct TypedBridgeTests {
         let legacy = Shared(0)
         let observer = fixture.legacyObserver(.bridgeA, count: legacy)
         defer { fixture.center.removeObserver(observer) }
-        fixture.bus.dispatch(notification: Notification(name: .bridgeA))
+        fixture.bus.post(Notification(name: .bridgeA))
         #expect(legacy.value == 1)
     }
 }

@@ -63,7 +63,7 @@ struct IsolationAndBridgeBadInputTests {
                 let notification = Notification(
                     name: .reliabilityBadInput, object: nil, userInfo: ["thread": thread, "seq": seq])
                 // Half through the center, half through the bus: the same path into the bridge.
-                if seq % 2 == 0 { center.post(notification) } else { bus.dispatch(notification: notification) }
+                if seq % 2 == 0 { center.post(notification) } else { bus.post(notification) }
             }
         }
         #expect(finished)
@@ -112,7 +112,7 @@ struct IsolationAndBridgeBadInputTests {
         #expect(issues.value.allSatisfy { $0.contains("without a name was refused") })
         #expect(bus.subscriptionCount(of: NotificationEvent.self) == 0)
         center.post(name: .reliabilityBadInput, object: nil)
-        bus.dispatch(notification: Notification(name: .reliabilityBadInput))
+        bus.post(Notification(name: .reliabilityBadInput))
         #expect(MainQueue.drain())
         #expect(calls.value == 0)
         #expect(
@@ -173,7 +173,7 @@ struct IsolationAndBridgeBadInputTests {
         let typedToken = bus.on(Typed.self).next { _ in typed.increment() }
         center.post(name: nul, object: nil)
         center.post(name: bare, object: nil)
-        bus.dispatch(notification: Notification(name: nul))
+        bus.post(Notification(name: nul))
         center.post(name: .reliabilityBadInput, object: sender)
         #expect(MainQueue.drain())
         #expect(calls.value == 0 && typed.value == 0)

@@ -112,7 +112,7 @@ struct IsolationAndBridgeNoLockTests {
         case .bridgedNotificationHandler:
             _ = bus.on(notification: .reliabilityProbe).next { _ in userCode() }
             center.post(name: .reliabilityProbe, object: nil)
-            bus.dispatch(notification: Notification(name: .reliabilityProbe))
+            bus.post(Notification(name: .reliabilityProbe))
         case .inboundConverter:
             bus.bridge(notification: .reliabilityProbe, to: Typed.self) { _ in
                 userCode()

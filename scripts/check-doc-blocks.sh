@@ -185,6 +185,6 @@ if problems:
     sys.exit(1)
 missing = sorted({b[3] for b in blocks if b[2] == "needs" and not importable.get(b[3], True)})
 note = f"; {len(skipped)} skipped here, needing {', '.join(missing)}" if skipped else ""
-print(f"doc blocks: {len(blocks) - len(skipped)} Swift blocks type-checked ({readme} in README.md, {len(blocks) - readme} in "
-      f"{articles} DocC articles), Swift 6 mode, against {bridge}{note}")
+print(f"doc blocks: {len(blocks) - len(skipped)} of {len(blocks)} Swift blocks type-checked ({readme} in README.md, "
+      f"{len(blocks) - readme} in {articles} DocC articles), Swift 6 mode, against {bridge}{note}")
 PY

@@ -75,7 +75,7 @@ public struct SubscriberMaker<E: Event, Owner, Delivery: EventDeliveryStyle> {
     ///
     /// ```swift
     /// let audit = DispatchQueue(label: "audit")
-    /// bus.on(LoginEvent.self).atQueue(audit).next { event in print("audit", event.userID) }
+    /// let token = bus.on(LoginEvent.self).atQueue(audit).next { event in print("audit", event.userID) }
     /// ```
     public func atQueue(_ queue: DispatchQueue) -> SubscriberMaker<E, Owner, EventDelivery.Queued> {
         var copy = retyped(Owner.self, EventDelivery.Queued.self)

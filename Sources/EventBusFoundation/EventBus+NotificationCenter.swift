@@ -111,8 +111,8 @@ extension SubscriberMaker where E == NotificationEvent {
     /// ``EventBus/EventBus/on(notification:object:)``.
     ///
     /// ```swift
-    /// bus.on(notification: .userDidLogIn).ofType(.userDidLogOut).next { event in print(event.name) }
-    /// bus.on(notification: .userDidLogIn).onMainActor().ofType(.userDidLogOut).next { event in print(event.name) }
+    /// let names = bus.on(notification: .userDidLogIn).ofType(.userDidLogOut).next { event in print(event.name) }
+    /// let onMain = bus.on(notification: .userDidLogIn).onMainActor().ofType(.userDidLogOut).next { event in print(event.name) }
     /// ```
     public func ofType(_ name: Notification.Name, object: AnyObject? = nil) -> Self {
         ofType(object.map { SenderKey.key(name: name, sender: $0) } ?? SenderKey.key(name: name))

@@ -27,7 +27,7 @@ extension EventBus {
     /// bus.bridge(notification: .userDidLogIn, to: UserLoggedIn.self) { notification in
     ///     (notification.userInfo?["id"] as? String).map(UserLoggedIn.init)
     /// }
-    /// bus.on(UserLoggedIn.self).next { event in print(event.userID) }
+    /// let token = bus.on(UserLoggedIn.self).next { event in print(event.userID) }
     ///
     /// NotificationCenter.default.post(name: .userDidLogIn, object: nil, userInfo: ["id": "42"])   // prints 42
     /// ```
@@ -61,7 +61,7 @@ extension EventBus {
     /// enum Connectivity: Event { case online, offline }
     ///
     /// bus.bridge(notifications: [.reachabilityDidConnect: .online, .reachabilityDidDrop: .offline])
-    /// bus.on(Connectivity.self).next { state in print(state) }
+    /// let token = bus.on(Connectivity.self).next { state in print(state) }
     /// ```
     @discardableResult
     public func bridge<E: Event>(notifications events: [Notification.Name: E]) -> EventToken {

@@ -15,7 +15,7 @@ public import Foundation
 /// bus carries it in this wrapper instead; ``notification`` gives it back unchanged.
 ///
 /// ```swift
-/// bus.on(notification: .userDidLogIn).next { event in
+/// let token = bus.on(notification: .userDidLogIn).next { event in
 ///     print(event.name, event.userInfo ?? [:])
 /// }
 /// bus.post(Notification(name: .userDidLogIn))   // posted to the bus's center
@@ -32,7 +32,7 @@ public struct NotificationEvent: Event, @unchecked Sendable {
     /// The notification, unchanged.
     ///
     /// ```swift
-    /// bus.on(notification: .userDidLogIn).next { event in legacyHandler(event.notification) }
+    /// let token = bus.on(notification: .userDidLogIn).next { event in legacyHandler(event.notification) }
     /// ```
     public let notification: Notification
 
@@ -57,21 +57,21 @@ public struct NotificationEvent: Event, @unchecked Sendable {
     /// The notification's name, which is also its ``eventType``.
     ///
     /// ```swift
-    /// bus.on(notification: .a).ofType(.b).next { event in print(event.name) }
+    /// let token = bus.on(notification: .a).ofType(.b).next { event in print(event.name) }
     /// ```
     public var name: Notification.Name { notification.name }
 
     /// The object that posted the notification (`Notification.object`).
     ///
     /// ```swift
-    /// bus.on(notification: .playerDidStop).next { event in print(event.object ?? "no sender") }
+    /// let token = bus.on(notification: .playerDidStop).next { event in print(event.object ?? "no sender") }
     /// ```
     public var object: Any? { notification.object }
 
     /// The notification's `userInfo`.
     ///
     /// ```swift
-    /// bus.on(notification: .userDidLogIn).next { event in print(event.userInfo?["id"] ?? "") }
+    /// let token = bus.on(notification: .userDidLogIn).next { event in print(event.userInfo?["id"] ?? "") }
     /// ```
     public var userInfo: [AnyHashable: Any]? { notification.userInfo }
 

@@ -35,7 +35,8 @@ struct JSONValueEncoder: Encoder {
                 value,
                 .init(
                     codingPath: codingPath,
-                    debugDescription: "Nested deeper than JSONValue.maximumCodingDepth (\(JSONValue.maximumCodingDepth))"
+                    debugDescription:
+                        "Nested deeper than JSONValue.maximumCodingDepth (\(JSONValue.maximumCodingDepth))"
                 )
             )
         }
@@ -162,7 +163,9 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         set(try JSONValueEncoder.number(value, original: value, at: codingPath + [key]), for: key)
     }
     mutating func encode(_ value: Float, forKey key: Key) throws {
-        set(try JSONValueEncoder.number(JSONValueEncoder.double(value), original: value, at: codingPath + [key]), for: key)
+        set(
+            try JSONValueEncoder.number(JSONValueEncoder.double(value), original: value, at: codingPath + [key]),
+            for: key)
     }
     mutating func encode(_ value: Int, forKey key: Key) throws { set(.int(value), for: key) }
     mutating func encode(_ value: Int8, forKey key: Key) throws { set(.int(Int(value)), for: key) }
@@ -226,8 +229,12 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: Int8) throws { append(.int(Int(value))) }
     mutating func encode(_ value: Int16) throws { append(.int(Int(value))) }
     mutating func encode(_ value: Int32) throws { append(.int(Int(value))) }
-    mutating func encode(_ value: Int64) throws { append(try JSONValueEncoder.integer(value, at: codingPath + [nextKey])) }
-    mutating func encode(_ value: UInt) throws { append(try JSONValueEncoder.integer(value, at: codingPath + [nextKey])) }
+    mutating func encode(_ value: Int64) throws {
+        append(try JSONValueEncoder.integer(value, at: codingPath + [nextKey]))
+    }
+    mutating func encode(_ value: UInt) throws {
+        append(try JSONValueEncoder.integer(value, at: codingPath + [nextKey]))
+    }
     mutating func encode(_ value: UInt8) throws { append(.int(Int(value))) }
     mutating func encode(_ value: UInt16) throws { append(.int(Int(value))) }
     mutating func encode(_ value: UInt32) throws {
@@ -241,7 +248,9 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
         try JSONValueEncoder.encode(value, into: node.appended(), at: path)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
+        NestedKey
+    > {
         let path = codingPath + [nextKey]
         return JSONValueEncoder(node: node.appended(), codingPath: path).container(keyedBy: keyType)
     }

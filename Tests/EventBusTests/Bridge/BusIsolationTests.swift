@@ -32,7 +32,7 @@ struct BusIsolationTests {
         let b = EventBus()
         let log = Shared<[String]>([])
         let tokens = Self.bridged(a, log: log, name: "A") + Self.bridged(b, log: log, name: "B")
-        defer { tokens.forEach { $0.dispose() } }
+        defer { for token in tokens { token.dispose() } }
 
         a.dispatch(Ping(id: "1"))
         #expect(log.value.sorted() == ["A notification", "A typed 1"])
@@ -71,7 +71,7 @@ struct BusIsolationTests {
         let bus = EventBus()
         let log = Shared<[String]>([])
         let tokens = Self.bridged(bus, log: log, name: "bus")
-        defer { tokens.forEach { $0.dispose() } }
+        defer { for token in tokens { token.dispose() } }
         let keys = Shared<[[String]]>([])
         let observer = bus.notificationCenter.addObserver(forName: .isolation, object: nil, queue: nil) { note in
             let names = (note.userInfo ?? [:]).keys.map { "\($0)" }.sorted()
@@ -107,7 +107,7 @@ struct BusIsolationTests {
         let bus = EventBus()
         let log = Shared<[String]>([])
         let tokens = Self.bridged(bus, log: log, name: "bus")
-        defer { tokens.forEach { $0.dispose() } }
+        defer { for token in tokens { token.dispose() } }
 
         bus.dispatch(Ping(id: "typed"))
         // The same name, posted afterwards by legacy code: a new post, converted once.

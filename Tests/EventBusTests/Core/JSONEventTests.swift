@@ -50,7 +50,9 @@ struct JSONEventTests {
     func routesByID() {
         let bus = EventBus()
         let log = Shared<[String]>([])
-        _ = bus.on(JSONEvent.self).ofType("cart.updated").next { log.append("cart \($0.payload["count"]?.intValue ?? -1)") }
+        _ = bus.on(JSONEvent.self).ofType("cart.updated").next {
+            log.append("cart \($0.payload["count"]?.intValue ?? -1)")
+        }
         _ = bus.on(JSONEvent.self).next { log.append("any \($0.id)") }
 
         bus.dispatch(JSONEvent(id: "cart.updated", payload: ["count": 3]))

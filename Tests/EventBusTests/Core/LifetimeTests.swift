@@ -43,7 +43,9 @@ struct LifetimeTests {
     func releasedAtNextDispatch() {
         let bus = EventBus()
         var owner: Sentinel? = Sentinel()
-        let handlerAlive = subscribeCapturingSentinel { handler in bus.on(Ping.self).freeWith(owner).next { _, event in handler(event) } }
+        let handlerAlive = subscribeCapturingSentinel { handler in
+            bus.on(Ping.self).freeWith(owner).next { _, event in handler(event) }
+        }
         owner = nil
         #expect(handlerAlive(), "nothing has told the bus yet")
         bus.dispatch(Ping())
@@ -57,7 +59,9 @@ struct LifetimeTests {
         let bus = EventBus()
         let bystanders = (0..<10).map { _ in bus.on(Pong.self).next { _ in } }
         var owner: Sentinel? = Sentinel()
-        let handlerAlive = subscribeCapturingSentinel { handler in bus.on(Ping.self).freeWith(owner).next { _, event in handler(event) } }
+        let handlerAlive = subscribeCapturingSentinel { handler in
+            bus.on(Ping.self).freeWith(owner).next { _, event in handler(event) }
+        }
         owner = nil
         var operations = 0
         let turn = bus.index.dispatchesPerSweepTurn

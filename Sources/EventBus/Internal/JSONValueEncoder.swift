@@ -26,7 +26,7 @@ struct JSONValueEncoder: Encoder {
 
     /// Encodes `value` into `node`, one level below `codingPath` (whose last key is the value's).
     static func encode(_ value: some Encodable, into node: PartialJSON, at codingPath: [any CodingKey]) throws {
-        if let json = value as? JSONValue {  // already a JSON value: no need to walk it
+        if let json = try scalar(value, at: codingPath) {
             node.content = .value(json)
             return
         }
@@ -43,8 +43,32 @@ struct JSONValueEncoder: Encoder {
         try value.encode(to: JSONValueEncoder(node: node, codingPath: codingPath))
     }
 
+    /// The JSON value of `value` if it is a JSON scalar (or already a `JSONValue`), else `nil`.
+    static func scalar(_ value: some Encodable, at codingPath: [any CodingKey]) throws -> JSONValue? {
+        switch value {
+        case let json as JSONValue: return json
+        case let bool as Bool: return .bool(bool)
+        case let string as String: return .string(string)
+        case let double as Double: return try number(double, original: double, at: codingPath)
+        // A Float as the Double its shortest decimal form denotes (0.1, not 0.100000001…), as JSON
+        // text written by an encoder would read back.
+        case let float as Float: return try number(Double("\(float)") ?? Double(float), original: float, at: codingPath)
+        case let int as Int: return .int(int)
+        case let int as Int8: return .int(Int(int))
+        case let int as Int16: return .int(Int(int))
+        case let int as Int32: return .int(Int(int))
+        case let int as Int64: return try integer(int, at: codingPath)
+        case let int as UInt: return try integer(int, at: codingPath)
+        case let int as UInt8: return .int(Int(int))
+        case let int as UInt16: return .int(Int(int))
+        case let int as UInt32: return try integer(int, at: codingPath)
+        case let int as UInt64: return try integer(int, at: codingPath)
+        default: return nil
+        }
+    }
+
     /// The JSON value of a number that must be finite, or an `EncodingError`.
-    static func number(_ value: Double, original: Any, at codingPath: [any CodingKey]) throws -> JSONValue {
+    private static func number(_ value: Double, original: Any, at codingPath: [any CodingKey]) throws -> JSONValue {
         guard value.isFinite else {
             throw EncodingError.invalidValue(
                 original, .init(codingPath: codingPath, debugDescription: "JSON has no NaN or infinity: \(value)")
@@ -53,14 +77,8 @@ struct JSONValueEncoder: Encoder {
         return .double(value)
     }
 
-    /// `value` as the `Double` its shortest decimal form denotes (`0.1` for `Float(0.1)`, as JSON
-    /// text written by an encoder would read back), not its exact binary value.
-    static func double(_ value: Float) -> Double {
-        Double("\(value)") ?? Double(value)
-    }
-
     /// The JSON value of an integer that fits in `Int`, or an `EncodingError`.
-    static func integer<T: BinaryInteger>(_ value: T, at codingPath: [any CodingKey]) throws -> JSONValue {
+    private static func integer<T: BinaryInteger>(_ value: T, at codingPath: [any CodingKey]) throws -> JSONValue {
         guard let exact = Int(exactly: value) else {
             throw EncodingError.invalidValue(
                 value, .init(codingPath: codingPath, debugDescription: "\(value) does not fit in Int")
@@ -150,41 +168,15 @@ private struct IndexKey: CodingKey {
     }
 }
 
+// The containers implement `encodeNil` and one generic `encode`, which witnesses every primitive
+// overload of their protocols (Bool, String, the integers, the floating-point types).
+
 private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let node: PartialJSON
     let codingPath: [any CodingKey]
 
-    private func set(_ value: JSONValue, for key: Key) { node.member(key.stringValue).content = .value(value) }
+    mutating func encodeNil(forKey key: Key) throws { node.member(key.stringValue).content = .value(.null) }
 
-    mutating func encodeNil(forKey key: Key) throws { set(.null, for: key) }
-    mutating func encode(_ value: Bool, forKey key: Key) throws { set(.bool(value), for: key) }
-    mutating func encode(_ value: String, forKey key: Key) throws { set(.string(value), for: key) }
-    mutating func encode(_ value: Double, forKey key: Key) throws {
-        set(try JSONValueEncoder.number(value, original: value, at: codingPath + [key]), for: key)
-    }
-    mutating func encode(_ value: Float, forKey key: Key) throws {
-        set(
-            try JSONValueEncoder.number(JSONValueEncoder.double(value), original: value, at: codingPath + [key]),
-            for: key)
-    }
-    mutating func encode(_ value: Int, forKey key: Key) throws { set(.int(value), for: key) }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { set(.int(Int(value)), for: key) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { set(.int(Int(value)), for: key) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { set(.int(Int(value)), for: key) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws {
-        set(try JSONValueEncoder.integer(value, at: codingPath + [key]), for: key)
-    }
-    mutating func encode(_ value: UInt, forKey key: Key) throws {
-        set(try JSONValueEncoder.integer(value, at: codingPath + [key]), for: key)
-    }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { set(.int(Int(value)), for: key) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { set(.int(Int(value)), for: key) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws {
-        set(try JSONValueEncoder.integer(value, at: codingPath + [key]), for: key)
-    }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws {
-        set(try JSONValueEncoder.integer(value, at: codingPath + [key]), for: key)
-    }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         try JSONValueEncoder.encode(value, into: node.member(key.stringValue), at: codingPath + [key])
     }
@@ -214,35 +206,9 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     var count: Int { node.count }
 
     private var nextKey: IndexKey { IndexKey(intValue: node.count) }
-    private func append(_ value: JSONValue) { node.appended().content = .value(value) }
 
-    mutating func encodeNil() throws { append(.null) }
-    mutating func encode(_ value: Bool) throws { append(.bool(value)) }
-    mutating func encode(_ value: String) throws { append(.string(value)) }
-    mutating func encode(_ value: Double) throws {
-        append(try JSONValueEncoder.number(value, original: value, at: codingPath + [nextKey]))
-    }
-    mutating func encode(_ value: Float) throws {
-        append(try JSONValueEncoder.number(JSONValueEncoder.double(value), original: value, at: codingPath + [nextKey]))
-    }
-    mutating func encode(_ value: Int) throws { append(.int(value)) }
-    mutating func encode(_ value: Int8) throws { append(.int(Int(value))) }
-    mutating func encode(_ value: Int16) throws { append(.int(Int(value))) }
-    mutating func encode(_ value: Int32) throws { append(.int(Int(value))) }
-    mutating func encode(_ value: Int64) throws {
-        append(try JSONValueEncoder.integer(value, at: codingPath + [nextKey]))
-    }
-    mutating func encode(_ value: UInt) throws {
-        append(try JSONValueEncoder.integer(value, at: codingPath + [nextKey]))
-    }
-    mutating func encode(_ value: UInt8) throws { append(.int(Int(value))) }
-    mutating func encode(_ value: UInt16) throws { append(.int(Int(value))) }
-    mutating func encode(_ value: UInt32) throws {
-        append(try JSONValueEncoder.integer(value, at: codingPath + [nextKey]))
-    }
-    mutating func encode(_ value: UInt64) throws {
-        append(try JSONValueEncoder.integer(value, at: codingPath + [nextKey]))
-    }
+    mutating func encodeNil() throws { node.appended().content = .value(.null) }
+
     mutating func encode<T: Encodable>(_ value: T) throws {
         let path = codingPath + [nextKey]
         try JSONValueEncoder.encode(value, into: node.appended(), at: path)
@@ -270,31 +236,12 @@ private struct SingleValueContainer: SingleValueEncodingContainer {
     let node: PartialJSON
     let codingPath: [any CodingKey]
 
-    private func set(_ value: JSONValue) { node.content = .value(value) }
+    mutating func encodeNil() throws { node.content = .value(.null) }
 
-    mutating func encodeNil() throws { set(.null) }
-    mutating func encode(_ value: Bool) throws { set(.bool(value)) }
-    mutating func encode(_ value: String) throws { set(.string(value)) }
-    mutating func encode(_ value: Double) throws {
-        set(try JSONValueEncoder.number(value, original: value, at: codingPath))
-    }
-    mutating func encode(_ value: Float) throws {
-        set(try JSONValueEncoder.number(JSONValueEncoder.double(value), original: value, at: codingPath))
-    }
-    mutating func encode(_ value: Int) throws { set(.int(value)) }
-    mutating func encode(_ value: Int8) throws { set(.int(Int(value))) }
-    mutating func encode(_ value: Int16) throws { set(.int(Int(value))) }
-    mutating func encode(_ value: Int32) throws { set(.int(Int(value))) }
-    mutating func encode(_ value: Int64) throws { set(try JSONValueEncoder.integer(value, at: codingPath)) }
-    mutating func encode(_ value: UInt) throws { set(try JSONValueEncoder.integer(value, at: codingPath)) }
-    mutating func encode(_ value: UInt8) throws { set(.int(Int(value))) }
-    mutating func encode(_ value: UInt16) throws { set(.int(Int(value))) }
-    mutating func encode(_ value: UInt32) throws { set(try JSONValueEncoder.integer(value, at: codingPath)) }
-    mutating func encode(_ value: UInt64) throws { set(try JSONValueEncoder.integer(value, at: codingPath)) }
     mutating func encode<T: Encodable>(_ value: T) throws {
         // The same level: a single value container does not add a key.
-        if let json = value as? JSONValue {
-            set(json)
+        if let json = try JSONValueEncoder.scalar(value, at: codingPath) {
+            node.content = .value(json)
         } else {
             try value.encode(to: JSONValueEncoder(node: node, codingPath: codingPath))
         }

@@ -3,15 +3,17 @@
 #
 #   .ci/compile-fail.sh [check-dir]     (default: CompileChecks/MainActorIsolation)
 #
-# Builds the EventBus module, then type-checks each file of the check directory together with its
-# Shared.swift against that module, in the Swift 6 language mode:
+# Builds the EventBus and EventBusFoundation modules, then type-checks each file of the check
+# directory together with its Shared.swift against them, in the Swift 6 language mode:
 #   fail-*.swift  must NOT compile, and every error must match the directory's expected kind of
 #                 error, one of them on the line marked `// expected-error` (or, in the isolation
 #                 checks, `// expected-isolation-error`), so that a typo or a missing module cannot
 #                 pass for the error we want;
 #   pass-*.swift  must compile, with warnings as errors.
 # The expected kind is the extended regex in the directory's `expected-errors.regex` if there is
-# one, else actor-isolation errors (CompileChecks/MainActorIsolation, issue 3).
+# one, else actor-isolation errors (CompileChecks/MainActorIsolation, issue 3). The fail-* files
+# get the extra swiftc flags on the first line of the directory's `fail-flags`, if there is one
+# (`-warnings-as-errors`, for checks that a call site gets a warning).
 # Environment: SCRATCH_PATH (SwiftPM scratch path, default .build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +21,7 @@ cd "$(dirname "$0")/.."
 dir=${1:-CompileChecks/MainActorIsolation}
 scratch=${SCRATCH_PATH:-.build}
 
-swift build --scratch-path "$scratch" --target EventBus > /dev/null
+swift build --scratch-path "$scratch" --target EventBusFoundation > /dev/null
 bin=$(swift build --scratch-path "$scratch" --show-bin-path)
 flags=(-typecheck -swift-version 6 -parse-as-library -I "$bin/Modules" -I "$bin" -I Sources/_EventBusShims/include)
 
@@ -32,6 +34,11 @@ if [ -f "$dir/expected-errors.regex" ]; then
   kind="expected"
 fi
 
+fail_flags=()
+if [ -f "$dir/fail-flags" ]; then
+  read -r -a fail_flags < "$dir/fail-flags"
+fi
+
 failures=0; failed_as_expected=0; compiled=0
 shopt -s nullglob
 for file in "$dir"/fail-*.swift; do
@@ -40,7 +47,7 @@ for file in "$dir"/fail-*.swift; do
     echo "FAIL $file: no line is marked // expected-error"; failures=$((failures + 1)); continue
   fi
   status=0
-  out=$(swiftc "${flags[@]}" "$dir/Shared.swift" "$file" 2>&1) || status=$?
+  out=$(swiftc "${flags[@]}" ${fail_flags[@]+"${fail_flags[@]}"} "$dir/Shared.swift" "$file" 2>&1) || status=$?
   # Primary diagnostics only: "path:line:col: error: message".
   errors=$(printf '%s\n' "$out" | grep -E '^[^ |].*:[0-9]+:[0-9]+: error: ' || true)
   if [ "$status" -eq 0 ]; then

@@ -20,6 +20,9 @@
 #                                  T): for lines written inside a screen, such as `subscribe(...)`
 #   <!-- doc-check: manifest -->   the arguments of a Package.swift's `Package(...)`, type-checked
 #                                  against PackageDescription
+#   <!-- doc-check: needs M -->    declarations (as `library`) that need module M, such as SwiftUI:
+#                                  type-checked where M can be imported, reported as skipped elsewhere
+#                                  (SwiftUI does not exist on Linux)
 #
 # A block's `import` lines are moved to the top of its file; `import EventBusFoundation` is dropped
 # when the build has no such module (the bridge is then still part of EventBus), and a block that
@@ -51,7 +54,8 @@ flags = ["-swift-version", "6", "-diagnostic-style", "llvm", "-I", str(modules),
 documents = [pathlib.Path("README.md")] + sorted(pathlib.Path("Sources").glob("*/Documentation.docc/*.md"))
 fence = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^\s`]*)")
 directive = re.compile(r"^\s*<!--\s*doc-check:\s*(.*?)\s*-->\s*$")
-modes = {"top-level", "library", "inside", "manifest"}
+modes = {"top-level", "library", "inside", "manifest", "needs"}
+importable = {}  # module name -> whether `import M` type-checks here
 # The API of the EventBusFoundation product: a block that uses it must show its import.
 bridge_api = re.compile(r"\b(subscribeNotification|bridge(AppLifecycle)?\(|on\(notification:|NotificationEvent|"
                         r"EventBus\(notificationCenter:|notificationCenter\b|notificationBridgeIssueHandler|"
@@ -83,7 +87,7 @@ for doc in documents:
         if d:
             words = d.group(1).split()
             mode, arg = words[0], (words[1] if len(words) > 1 else None)
-            if mode not in modes or (mode == "inside") != (arg is not None):
+            if mode not in modes or (mode in ("inside", "needs")) != (arg is not None):
                 problems.append(f"{doc}:{start}: unknown doc-check directive '{d.group(1)}'")
                 continue
         text = "\n".join(body)
@@ -102,8 +106,18 @@ try:
     if fixtures.returncode != 0:
         sys.exit(fixtures.stdout + fixtures.stderr + "doc blocks: FAIL, scripts/doc-blocks/Fixtures.swift does not compile")
 
+    def can_import(module):
+        if module not in importable:
+            probe = work / f"probe-{module}.swift"
+            probe.write_text(f"import {module}\n")
+            importable[module] = subprocess.run([swiftc, "-typecheck", *flags, str(probe)],
+                                                capture_output=True).returncode == 0
+        return importable[module]
+
     def check(index, block):
         doc, first, mode, arg, body = block
+        if mode == "needs" and not can_import(arg):
+            return None, f"{doc}:{first - 1}: swift block (needs {arg})", ""
         imports, code = [], []
         for line in body:
             if re.match(r"\s*import\s+\w+\s*$", line):
@@ -127,7 +141,7 @@ try:
                 head += [f"extension {arg} {{", "func docBlock() {"]
                 tail = ["}", "}"]
             command = [swiftc, "-typecheck", "-warnings-as-errors", *flags, "-I", str(work)]
-            if mode == "library":
+            if mode in ("library", "needs"):
                 command.append("-parse-as-library")
         directory = work / str(index)
         directory.mkdir()
@@ -147,25 +161,30 @@ try:
         output = output.replace(str(source), str(doc))
         return result.returncode == 0, f"{doc}:{first - 1}: swift block ({mode}{' ' + arg if arg else ''})", output
 
+    for module in {b[3] for b in blocks if b[2] == "needs"}:
+        can_import(module)  # once, before the parallel checks
     jobs = min(4, os.cpu_count() or 1)
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         results = list(pool.map(lambda item: check(*item), enumerate(blocks)))
 finally:
     shutil.rmtree(work, ignore_errors=True)
 
+skipped = [where for ok, where, _ in results if ok is None]
 for ok, where, output in results:
-    if not ok:
+    if ok is False:
         problems.append(f"{where} does not type-check:\n{output.rstrip()}")
 for problem in problems:
     print(problem, end="\n\n")
 readme = sum(1 for b in blocks if b[0].name == "README.md")
 articles = len({b[0] for b in blocks if b[0].name != "README.md"})
-failed = sum(1 for ok, _, _ in results if not ok)
+failed = sum(1 for ok, _, _ in results if ok is False)
 bridge = "EventBusFoundation" if has_foundation_module else "the bridge inside EventBus"
 if problems:
     print(f"doc blocks: FAIL, {failed} of {len(blocks)} Swift blocks do not type-check, "
           f"{len(problems) - failed} other problems (above)")
     sys.exit(1)
-print(f"doc blocks: {len(blocks)} Swift blocks type-checked ({readme} in README.md, {len(blocks) - readme} in "
-      f"{articles} DocC articles), Swift 6 mode, against {bridge}")
+missing = sorted({b[3] for b in blocks if b[2] == "needs" and not importable.get(b[3], True)})
+note = f"; {len(skipped)} skipped here, needing {', '.join(missing)}" if skipped else ""
+print(f"doc blocks: {len(blocks) - len(skipped)} of {len(blocks)} Swift blocks type-checked ({readme} in README.md, "
+      f"{len(blocks) - readme} in {articles} DocC articles), Swift 6 mode, against {bridge}{note}")
 PY

@@ -5,6 +5,6 @@ import EventBus
 /// the tests (Tests/EventBusTests/Core/EventKeyTests.swift), these files only have to compile.
 func route<E: Event>(_ event: E, to key: String) {
     let bus = EventBus()
-    bus.on(E.self).ofType(key).next { _ in }
+    _ = bus.on(E.self).ofType(key).next { _ in }
     bus.dispatch(event)
 }

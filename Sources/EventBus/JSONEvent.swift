@@ -5,7 +5,7 @@
 /// ``JSONValue`` rather than `[String: Any]`. Subscribe to one id with `ofType`.
 ///
 /// ```swift
-/// bus.on(JSONEvent.self).ofType("cart.updated").next { event in
+/// let token = bus.on(JSONEvent.self).ofType("cart.updated").next { event in
 ///     print(event.payload["count"]?.intValue ?? 0)
 /// }
 /// bus.dispatch(JSONEvent(id: "cart.updated", payload: ["count": 3]))

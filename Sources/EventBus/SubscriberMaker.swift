@@ -126,7 +126,7 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     ///
     /// ```swift
     /// let audit = DispatchQueue(label: "audit")
-    /// bus.on(LoginEvent.self).atQueue(audit).next { event in print("audit", event.userID) }
+    /// let token = bus.on(LoginEvent.self).atQueue(audit).next { event in print("audit", event.userID) }
     /// ```
     public func atQueue(_ queue: DispatchQueue) -> SubscriberMaker<E, Owner, EventDelivery.Queued> {
         var copy = retyped(Owner.self, EventDelivery.Queued.self)
@@ -217,26 +217,30 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
 // The owner is held weakly as `AnyObject`, and it is only ever an `Owner`, which is Sendable.
 extension SubscriberMaker: @unchecked Sendable where Owner: Sendable {}
 
-extension SubscriberMaker where Delivery: NonisolatedDelivery {
-    /// Registers `handler` and returns the subscription's token.
+extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner == Never {
+    /// Registers `handler` and returns the subscription's token: keep it, or the subscription lasts
+    /// as long as the bus.
     ///
     /// The handler runs on the dispatching thread, before `dispatch` returns, or on the
-    /// ``atQueue(_:)`` queue. The subscription lives until the token is disposed (dropping the token
-    /// does not end it), a ``DisposeBag`` holding it is emptied or deallocated, its owner (if
-    /// ``freeWith(_:)`` bound one) is deallocated, or the bus is deallocated. `file` and `line`
-    /// record where it was made; leave them to their defaults.
+    /// ``atQueue(_:)`` queue. With no owner, the subscription lives until the token is disposed
+    /// (dropping the token does not end it), a ``DisposeBag`` holding it is emptied or deallocated,
+    /// or the bus is deallocated. The result is not discardable, so the compiler warns about a
+    /// dropped token: write `_ = bus.on(…).next { … }` for a subscription meant to last as long as
+    /// the bus, or bind it to an owner with ``freeWith(_:)``. `file` and `line` record where it was
+    /// made; leave them to their defaults.
     ///
     /// ```swift
     /// let token = bus.on(LoginEvent.self).next { event in print(event.userID) }
+    /// token.dispose()
     /// ```
-    @discardableResult
     public func next(
         file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @Sendable (E) -> Void
     ) -> EventToken {
         register(body(.event(handler)), at: CallSite(fileID: file, line: line))
     }
 
-    /// Registers the throwing `handler` and returns the subscription's token.
+    /// Registers the throwing `handler` and returns the subscription's token: keep it, or the
+    /// subscription lasts as long as the bus.
     ///
     /// As the non-throwing `next`; an error the handler throws never reaches the dispatcher: the
     /// other subscribers still run, and the bus hands the error to its
@@ -245,12 +249,11 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery {
     ///
     /// ```swift
     /// struct InvalidUser: Error {}
-    /// bus.on(LoginEvent.self).next { event throws in
+    /// let token = bus.on(LoginEvent.self).next { event throws in
     ///     guard !event.userID.isEmpty else { throw InvalidUser() }
     ///     print("welcome", event.userID)
     /// }
     /// ```
-    @discardableResult
     public func next(
         file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @Sendable (E) throws -> Void
     ) -> EventToken {
@@ -263,9 +266,51 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery {
     }
 }
 
+extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner: AnyObject {
+    /// Unavailable: an owner-bound handler receives its owner. Use `next { owner, event in … }`.
+    ///
+    /// A handler that captured `self` strongly would keep its owner alive, and the subscription
+    /// with it, forever: the owner-passing form needs no capture, so it cannot leak. To ignore the
+    /// owner, write `next { _, event in … }`. The owner-passing form needs a `Sendable` owner (the
+    /// handler may run on another thread); an owner that is not `Sendable` keeps unowned
+    /// subscriptions' tokens in a ``DisposeBag`` property instead, which ends them with it.
+    ///
+    /// ```swift
+    /// subscribe(LoginEvent.self).next { owner, event in owner.render(event) }
+    /// ```
+    @available(
+        *, unavailable,
+        message:
+            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'next { owner, event in owner.… }' or 'next { _, event in … }' (see the README, 'Owners')"
+    )
+    @discardableResult
+    public func next(
+        file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @Sendable (E) -> Void
+    ) -> EventToken {
+        register(body(.event(handler)), at: CallSite(fileID: file, line: line))
+    }
+
+    /// Unavailable, as the non-throwing one: use `next { owner, event throws in … }`.
+    ///
+    /// ```swift
+    /// subscribe(LoginEvent.self).next { owner, event throws in owner.render(event) }
+    /// ```
+    @available(
+        *, unavailable,
+        message:
+            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'next { owner, event in owner.… }' or 'next { _, event in … }' (see the README, 'Owners')"
+    )
+    @discardableResult
+    public func next(
+        file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @Sendable (E) throws -> Void
+    ) -> EventToken {
+        register(body(.event { _ in }), at: CallSite(fileID: file, line: line))
+    }
+}
+
 extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner: AnyObject & Sendable {
     /// Registers `handler`, which receives the owner (retained for the call) with each event, and
-    /// returns the subscription's token.
+    /// returns the subscription's token (which you may drop: the owner ends the subscription).
     ///
     /// The handler never runs once the owner is gone, so it needs no `[weak self]`: capture nothing
     /// and use `owner`. Runs on the dispatching thread, or on the ``atQueue(_:)`` queue; for an owner
@@ -324,10 +369,10 @@ private func passed<Owner: AnyObject>(_ owner: AnyObject?) -> Owner {
     unsafeDowncast(owner.unsafelyUnwrapped, to: Owner.self)
 }
 
-extension SubscriberMaker where Delivery == EventDelivery.Synchronous {
+extension SubscriberMaker where Delivery == EventDelivery.Synchronous, Owner == Never {
     /// Registers `handler`, which decides for each event whether the dispatch goes on to the next
     /// subscribers (``EventPropagation/continue``) or stops here (``EventPropagation/stop``), and
-    /// returns the subscription's token.
+    /// returns the subscription's token: keep it, or the subscription lasts as long as the bus.
     ///
     /// `.stop` ends the current dispatch for every subscriber not yet called, of every key and
     /// supertype, except ``monitor()`` subscribers. Runs on the dispatching thread, before
@@ -336,11 +381,29 @@ extension SubscriberMaker where Delivery == EventDelivery.Synchronous {
     /// (or must not) decide. Combine it with ``priority(_:)`` to decide before the others.
     ///
     /// ```swift
-    /// var drawerIsOpen = false
-    /// bus.on(BackTapped.self).priority(.high).handle { [drawerIsOpen] _ in
+    /// let drawerIsOpen = false
+    /// let token = bus.on(BackTapped.self).priority(.high).handle { _ in
     ///     drawerIsOpen ? .stop : .continue
     /// }
     /// ```
+    public func handle(
+        file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @Sendable (E) -> EventPropagation
+    ) -> EventToken {
+        register(.immediate(.general { _, event in handler(event) }), at: CallSite(fileID: file, line: line))
+    }
+}
+
+extension SubscriberMaker where Delivery == EventDelivery.Synchronous, Owner: AnyObject {
+    /// Unavailable: an owner-bound handler receives its owner. Use `handle { owner, event in … }`.
+    ///
+    /// ```swift
+    /// subscribe(BackTapped.self).handle { owner, _ in .continue }
+    /// ```
+    @available(
+        *, unavailable,
+        message:
+            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'handle { owner, event in … }' or 'handle { _, event in … }' (see the README, 'Owners')"
+    )
     @discardableResult
     public func handle(
         file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @Sendable (E) -> EventPropagation
@@ -351,8 +414,8 @@ extension SubscriberMaker where Delivery == EventDelivery.Synchronous {
 
 extension SubscriberMaker where Delivery == EventDelivery.Synchronous, Owner: AnyObject & Sendable {
     /// Registers `handler`, which receives the owner (retained for the call) with each event and
-    /// decides whether the dispatch goes on, as the `handle` without an owner does.
-    /// Never called once the owner is gone.
+    /// decides whether the dispatch goes on, as the `handle` without an owner does. Never called
+    /// once the owner is gone.
     ///
     /// ```swift
     /// final class Drawer: EventSubscribing, @unchecked Sendable {
@@ -375,14 +438,16 @@ extension SubscriberMaker where Delivery == EventDelivery.Synchronous, Owner: An
     }
 }
 
-extension SubscriberMaker where Delivery == EventDelivery.MainActor {
-    /// Registers the `@MainActor` `handler` and returns the subscription's token.
+extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner == Never {
+    /// Registers the `@MainActor` `handler` and returns the subscription's token: keep it, or the
+    /// subscription lasts as long as the bus.
     ///
     /// Runs on the main actor: before `dispatch` returns when dispatched on the main thread,
-    /// otherwise soon after, enqueued on the main queue in dispatch order. The subscription lives
-    /// until the token is disposed (dropping the token does not end it), a ``DisposeBag`` holding
-    /// it is emptied or deallocated, its owner (if any) is deallocated, or the bus is deallocated.
-    /// Once `dispose()` has returned, no delivery starts, not even one already enqueued.
+    /// otherwise soon after, enqueued on the main queue in dispatch order. With no owner, the
+    /// subscription lives until the token is disposed (dropping the token does not end it; the
+    /// compiler warns about a dropped result), a ``DisposeBag`` holding it is emptied or
+    /// deallocated, or the bus is deallocated. Once `dispose()` has returned, no delivery starts,
+    /// not even one already enqueued.
     ///
     /// ```swift
     /// @MainActor final class SessionModel { var userID = "" }
@@ -392,7 +457,6 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActor {
     ///     }
     /// }
     /// ```
-    @discardableResult
     public func next(
         file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @MainActor @Sendable (E) -> Void
     ) -> EventToken {
@@ -410,6 +474,45 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActor {
     ///     }
     /// }
     /// ```
+    public func next(
+        file: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @MainActor @Sendable (E) throws -> Void
+    ) -> EventToken {
+        register(.mainActor { _, event in try handler(event) }, at: CallSite(fileID: file, line: line))
+    }
+}
+
+extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner: AnyObject {
+    /// Unavailable: an owner-bound handler receives its owner. Use `next { owner, event in … }`.
+    ///
+    /// A handler that captured `self` strongly would keep its owner alive, and the subscription
+    /// with it, forever: the owner-passing form needs no capture, so it cannot leak.
+    ///
+    /// ```swift
+    /// subscribe(LoginEvent.self).onMainActor().next { owner, event in owner.render(event) }
+    /// ```
+    @available(
+        *, unavailable,
+        message:
+            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'next { owner, event in owner.… }' or 'next { _, event in … }' (see the README, 'Owners')"
+    )
+    @discardableResult
+    public func next(
+        file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @MainActor @Sendable (E) -> Void
+    ) -> EventToken {
+        register(.mainActor { _, event in handler(event) }, at: CallSite(fileID: file, line: line))
+    }
+
+    /// Unavailable, as the non-throwing one: use `next { owner, event throws in … }`.
+    ///
+    /// ```swift
+    /// subscribe(LoginEvent.self).onMainActor().next { owner, event throws in owner.render(event) }
+    /// ```
+    @available(
+        *, unavailable,
+        message:
+            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'next { owner, event in owner.… }' or 'next { _, event in … }' (see the README, 'Owners')"
+    )
     @discardableResult
     public func next(
         file: StaticString = #fileID, line: UInt = #line,
@@ -421,7 +524,8 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActor {
 
 extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner: AnyObject & Sendable {
     /// Registers the `@MainActor` `handler`, which receives the owner (retained for the call) with
-    /// each event, and returns the subscription's token.
+    /// each event, and returns the subscription's token (which you may drop: the owner ends the
+    /// subscription).
     ///
     /// The handler runs on the main actor, and never once the owner is gone (enqueued deliveries
     /// included), so it needs no `[weak self]`: capture nothing and use `owner`. If the owner is

@@ -269,8 +269,8 @@ func deliveryPoliciesChapter() {
         print("  SettingsScreen (opened later): shows \"signed in as \(event.userID)\" at once, from the sticky event")
     }
     let drawer = Drawer(bus: bus)
-    bus.on(BackTapped.self).next { _ in print("  Navigation: goes back one screen") }
-    bus.on(BackTapped.self).monitor().next { _ in print("  Analytics (monitor): back tap recorded") }
+    _ = bus.on(BackTapped.self).next { _ in print("  Navigation: goes back one screen") }
+    _ = bus.on(BackTapped.self).monitor().next { _ in print("  Analytics (monitor): back tap recorded") }
     drawer.isOpen = true
     print("  The user taps back with the drawer open:")
     bus.dispatch(BackTapped())

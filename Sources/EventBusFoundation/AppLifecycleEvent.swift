@@ -37,7 +37,7 @@
         /// The case's name, so `ofType(AppLifecycleEvent.didBecomeActive.rawValue)` picks one case.
         ///
         /// ```swift
-        /// bus.on(AppLifecycleEvent.self).ofType(AppLifecycleEvent.willTerminate.rawValue).next { _ in save() }
+        /// let token = bus.on(AppLifecycleEvent.self).ofType(AppLifecycleEvent.willTerminate.rawValue).next { _ in save() }
         /// ```
         public var eventType: String? { rawValue }
 
@@ -78,7 +78,7 @@
         ///
         /// ```swift
         /// EventBus.shared.bridgeAppLifecycle()
-        /// EventBus.shared.on(AppLifecycleEvent.self).next { print("lifecycle:", $0) }
+        /// let token = EventBus.shared.on(AppLifecycleEvent.self).next { print("lifecycle:", $0) }
         /// ```
         @discardableResult
         public func bridgeAppLifecycle() -> EventToken {

@@ -4,10 +4,12 @@ public import Foundation
 extension EventBus {
     /// Creates an independent bus whose NotificationCenter bridge uses `notificationCenter`.
     ///
-    /// A bus made with ``/EventBus/EventBus/init()`` (and ``/EventBus/EventBus/shared``) bridges with
-    /// `NotificationCenter.default`. Give tests, or modules with a center of their own, a bus on their
-    /// center. Subscriptions end when the bus is deallocated, and its observers are then removed from
-    /// the center.
+    /// ``/EventBus/EventBus/shared`` bridges with `NotificationCenter.default`; a bus made with
+    /// ``/EventBus/EventBus/init()`` bridges with a private center of its own, so that two buses
+    /// never reach each other's subscribers. Give a bus the center its legacy observers and posters
+    /// use (often `.default`, for a bus other than the shared one), or a test's own center.
+    /// Subscriptions end when the bus is deallocated, and its observers are then removed from the
+    /// center.
     ///
     /// ```swift
     /// let center = NotificationCenter()
@@ -18,7 +20,8 @@ extension EventBus {
     }
 
     /// The center this bus bridges notifications with: the one given to
-    /// ``init(notificationCenter:)``, otherwise `NotificationCenter.default`.
+    /// ``init(notificationCenter:)``; `NotificationCenter.default` for ``/EventBus/EventBus/shared``;
+    /// otherwise a private center made for this bus (the same one for the bus's whole life).
     ///
     /// ```swift
     /// bus.notificationCenter.post(name: .userDidLogIn, object: nil)   // reaches bus subscribers too
@@ -77,14 +80,18 @@ extension EventBus {
     /// Posts `notification` to the bus's ``notificationCenter``.
     ///
     /// Legacy observers of the center see it, and the bus's subscribers to its name receive it
-    /// exactly once, through the bridge's observer (so on the posting thread, before `dispatch`
+    /// exactly once, through the bridge's observer (so on the posting thread, before `post`
     /// returns, on their queue, or on the main actor). Nothing is posted back: no echo, no loop. The
     /// same as `dispatch(NotificationEvent(notification))`.
     ///
+    /// It is not an overload of ``/EventBus/EventBus/dispatch(_:)``, so that dispatching a value
+    /// that is not an ``/EventBus/Event`` (`bus.dispatch("hello")`) is reported as "requires that
+    /// 'String' conform to 'Event'", not as a failed conversion to `Notification`.
+    ///
     /// ```swift
-    /// bus.dispatch(Notification(name: .userDidLogIn, object: nil, userInfo: ["id": "42"]))
+    /// bus.post(Notification(name: .userDidLogIn, object: nil, userInfo: ["id": "42"]))
     /// ```
-    public func dispatch(_ notification: Notification) {
+    public func post(_ notification: Notification) {
         dispatch(NotificationEvent(notification))
     }
 
@@ -104,8 +111,8 @@ extension SubscriberMaker where E == NotificationEvent {
     /// ``EventBus/EventBus/on(notification:object:)``.
     ///
     /// ```swift
-    /// bus.on(notification: .userDidLogIn).ofType(.userDidLogOut).next { event in print(event.name) }
-    /// bus.on(notification: .userDidLogIn).onMainActor().ofType(.userDidLogOut).next { event in print(event.name) }
+    /// let names = bus.on(notification: .userDidLogIn).ofType(.userDidLogOut).next { event in print(event.name) }
+    /// let onMain = bus.on(notification: .userDidLogIn).onMainActor().ofType(.userDidLogOut).next { event in print(event.name) }
     /// ```
     public func ofType(_ name: Notification.Name, object: AnyObject? = nil) -> Self {
         ofType(object.map { SenderKey.key(name: name, sender: $0) } ?? SenderKey.key(name: name))

@@ -6,7 +6,7 @@ extension EventBus {
     /// posted by `object`): legacy posters reach typed subscribers.
     ///
     /// Each such notification posted to the bus's ``notificationCenter`` (by legacy code, or by
-    /// ``dispatch(_:)-(Notification)``) goes through `converter`; a non-`nil` result is delivered to
+    /// ``post(_:)``) goes through `converter`; a non-`nil` result is delivered to
     /// the bus's subscribers of `type`, on the posting thread (or on their queues, or on the main
     /// actor for ``/EventBus/SubscriberMaker/onMainActor()`` subscribers). A notification
     /// the converter returns `nil` for is skipped and reported as
@@ -27,7 +27,7 @@ extension EventBus {
     /// bus.bridge(notification: .userDidLogIn, to: UserLoggedIn.self) { notification in
     ///     (notification.userInfo?["id"] as? String).map(UserLoggedIn.init)
     /// }
-    /// bus.on(UserLoggedIn.self).next { event in print(event.userID) }
+    /// let token = bus.on(UserLoggedIn.self).next { event in print(event.userID) }
     ///
     /// NotificationCenter.default.post(name: .userDidLogIn, object: nil, userInfo: ["id": "42"])   // prints 42
     /// ```
@@ -45,7 +45,7 @@ extension EventBus {
             guard let self else { return }
             // A notification this bus posted for `E` came from a dispatch of `E`, whose subscribers
             // already have it.
-            if BridgeOrigin.of(event.notification) == origin { return }
+            if BridgeOrigin.isPosting(event.notification, from: origin) { return }
             guard let converted = converter(event.notification) else {
                 hooks.report(.conversionFailed(event, eventType: E.self))
                 return
@@ -61,7 +61,7 @@ extension EventBus {
     /// enum Connectivity: Event { case online, offline }
     ///
     /// bus.bridge(notifications: [.reachabilityDidConnect: .online, .reachabilityDidDrop: .offline])
-    /// bus.on(Connectivity.self).next { state in print(state) }
+    /// let token = bus.on(Connectivity.self).next { state in print(state) }
     /// ```
     @discardableResult
     public func bridge<E: Event>(notifications events: [Notification.Name: E]) -> EventToken {
@@ -70,7 +70,8 @@ extension EventBus {
         for name in events.keys.sorted(by: { $0.rawValue < $1.rawValue }) { maker = maker.ofType(name) }
         // No name: the bridge's hooks refuse the subscription and report it.
         return maker.next { [weak self] event in
-            guard let self, BridgeOrigin.of(event.notification) != origin, let converted = events[event.name]
+            guard let self, !BridgeOrigin.isPosting(event.notification, from: origin),
+                let converted = events[event.name]
             else { return }
             BridgeOrigin.deliverInbound(converted, on: self)
         }
@@ -88,8 +89,8 @@ extension EventBus {
     /// that came from a notification through ``bridge(notification:object:to:converter:)`` are not
     /// posted: no echo, no loop.
     ///
-    /// The posted notification's `userInfo` carries one extra entry, under the key
-    /// `"EventBus.bridgeOrigin"`, which is how this bus recognises its own posts.
+    /// The posted notification is exactly `converter(event)`: its `userInfo` has your keys and no
+    /// other. (The bus recognises its own posts by the thread that posts them, while it posts.)
     ///
     /// The bridge ends when its token is disposed, its bag is emptied, or the bus is deallocated.
     /// It counts in `subscriptionCount(of: type)`. Bridging ``NotificationEvent`` itself is refused
@@ -119,17 +120,20 @@ extension EventBus {
         // that this bus's inbound bridges are delivering (they came from a notification).
         return on(E.self).next { event in
             guard BridgeOrigin.inboundBus != bus else { return }
-            center.post(origin.mark(converter(event)))
+            origin.post(converter(event), to: center)
         }
     }
 }
 
-/// Tags the notifications a bus posts for a typed event, so that the same bus does not convert
-/// them back into that event; and marks the events an inbound bridge delivers, so that outbound
-/// bridges do not post them back.
+/// Recognises the notifications a bus posts for a typed event, so that the same bus does not
+/// convert them back into that event; and marks the events an inbound bridge delivers, so that
+/// outbound bridges do not post them back.
+///
+/// Both marks are task-locals, set on the posting (or delivering) thread for the duration of a
+/// synchronous call: the center calls the bridge's observers synchronously (they are added with no
+/// queue), and outbound bridges are synchronous subscriptions. Nothing is added to the user's
+/// notification.
 struct BridgeOrigin: Hashable, Sendable {
-    static let userInfoKey = "EventBus.bridgeOrigin"
-
     let bus: ObjectIdentifier
     let eventType: ObjectIdentifier
 
@@ -138,14 +142,24 @@ struct BridgeOrigin: Hashable, Sendable {
         self.eventType = ObjectIdentifier(E.self)
     }
 
-    static func of(_ notification: Notification) -> BridgeOrigin? {
-        notification.userInfo?[userInfoKey] as? BridgeOrigin
+    /// What an outbound bridge is posting on this thread: its origin and the notification's name.
+    private struct Posting: Hashable, Sendable {
+        let origin: BridgeOrigin
+        let name: String
     }
 
-    func mark(_ notification: Notification) -> Notification {
-        var userInfo = notification.userInfo ?? [:]
-        userInfo[Self.userInfoKey] = self
-        return Notification(name: notification.name, object: notification.object, userInfo: userInfo)
+    @TaskLocal private static var posting: Posting?
+
+    /// Posts `notification` to `center`, recognisable by ``isPosting(_:from:)`` while it is posted.
+    func post(_ notification: Notification, to center: NotificationCenter) {
+        Self.$posting.withValue(Posting(origin: self, name: notification.name.rawValue)) {
+            center.post(notification)
+        }
+    }
+
+    /// Whether `notification` is being posted on this thread by the outbound bridge of `origin`.
+    static func isPosting(_ notification: Notification, from origin: BridgeOrigin) -> Bool {
+        posting == Posting(origin: origin, name: notification.name.rawValue)
     }
 
     /// The bus whose inbound bridge is delivering on this thread (outbound bridges are synchronous

@@ -15,10 +15,10 @@ public import Foundation
 /// bus carries it in this wrapper instead; ``notification`` gives it back unchanged.
 ///
 /// ```swift
-/// bus.on(notification: .userDidLogIn).next { event in
+/// let token = bus.on(notification: .userDidLogIn).next { event in
 ///     print(event.name, event.userInfo ?? [:])
 /// }
-/// bus.dispatch(Notification(name: .userDidLogIn))   // posted to the bus's center
+/// bus.post(Notification(name: .userDidLogIn))   // posted to the bus's center
 /// ```
 ///
 /// > Important: A notification's `object` and `userInfo` cross threads on the bus exactly as they
@@ -32,14 +32,14 @@ public struct NotificationEvent: Event, @unchecked Sendable {
     /// The notification, unchanged.
     ///
     /// ```swift
-    /// bus.on(notification: .userDidLogIn).next { event in legacyHandler(event.notification) }
+    /// let token = bus.on(notification: .userDidLogIn).next { event in legacyHandler(event.notification) }
     /// ```
     public let notification: Notification
 
     /// Wraps `notification` for the bus.
     ///
     /// ```swift
-    /// bus.dispatch(NotificationEvent(notification))   // same as bus.dispatch(notification)
+    /// bus.dispatch(NotificationEvent(notification))   // same as bus.post(notification)
     /// ```
     public init(_ notification: Notification) {
         self.notification = notification
@@ -57,21 +57,21 @@ public struct NotificationEvent: Event, @unchecked Sendable {
     /// The notification's name, which is also its ``eventType``.
     ///
     /// ```swift
-    /// bus.on(notification: .a).ofType(.b).next { event in print(event.name) }
+    /// let token = bus.on(notification: .a).ofType(.b).next { event in print(event.name) }
     /// ```
     public var name: Notification.Name { notification.name }
 
     /// The object that posted the notification (`Notification.object`).
     ///
     /// ```swift
-    /// bus.on(notification: .playerDidStop).next { event in print(event.object ?? "no sender") }
+    /// let token = bus.on(notification: .playerDidStop).next { event in print(event.object ?? "no sender") }
     /// ```
     public var object: Any? { notification.object }
 
     /// The notification's `userInfo`.
     ///
     /// ```swift
-    /// bus.on(notification: .userDidLogIn).next { event in print(event.userInfo?["id"] ?? "") }
+    /// let token = bus.on(notification: .userDidLogIn).next { event in print(event.userInfo?["id"] ?? "") }
     /// ```
     public var userInfo: [AnyHashable: Any]? { notification.userInfo }
 

@@ -30,7 +30,9 @@ final class NotificationHooks: EventTypeHooks, @unchecked Sendable {
 
     init(bus: EventBus) {
         let configuration = bus.extensionConfiguration as? NotificationBridgeConfiguration
-        center = configuration?.center ?? .default
+        // Only the shared bus bridges with the process's default center: two buses made with
+        // `EventBus()` must not reach each other's subscribers through it.
+        center = configuration?.center ?? (bus === EventBus.shared ? .default : NotificationCenter())
         self.bus = bus
     }
 

@@ -34,8 +34,8 @@ func contentionScenarios() -> [Scenario] {
             },
             Scenario("\(scenario) EventBus") {
                 let bus = EventBus()
-                bus.on(Tick.self).next { consume($0.value) }
-                bus.on(Tock.self).next { consume($0.value) }
+                _ = bus.on(Tick.self).next { consume($0.value) }
+                _ = bus.on(Tock.self).next { consume($0.value) }
                 bus.dispatch(Tick(value: 0))
                 bus.dispatch(Tock(value: 0))
                 return Workload { operations in

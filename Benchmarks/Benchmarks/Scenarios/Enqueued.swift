@@ -47,7 +47,7 @@ func enqueuedScenarios() -> [Scenario] {
             let bus = EventBus()
             let sink = Sink()
             let countdown = Countdown()
-            bus.on(Tick.self).atQueue(DispatchQueue(label: "consumer")).next { event in
+            _ = bus.on(Tick.self).atQueue(DispatchQueue(label: "consumer")).next { event in
                 sink.take(event.value)
                 countdown.tick()
             }
@@ -80,7 +80,7 @@ func enqueuedScenarios() -> [Scenario] {
             let bus = EventBus()
             let sink = Sink()
             let countdown = Countdown()
-            bus.on(Tick.self).onMainActor().next { event in
+            _ = bus.on(Tick.self).onMainActor().next { event in
                 sink.take(event.value)
                 countdown.tick()
             }

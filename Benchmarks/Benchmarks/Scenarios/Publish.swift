@@ -59,7 +59,7 @@ func publishScenarios() -> [Scenario] {
             Scenario("publish N=\(n) EventBus") {
                 let bus = EventBus()
                 let sink = Sink()
-                for _ in 0..<n { bus.on(Tick.self).next { sink.take($0.value) } }
+                for _ in 0..<n { _ = bus.on(Tick.self).next { sink.take($0.value) } }
                 bus.dispatch(Tick(value: 0))  // builds the cached snapshot, as in any steady state
                 return Workload { operations in
                     for i in 0..<operations { bus.dispatch(Tick(value: i)) }
@@ -87,7 +87,7 @@ func publishScenarios() -> [Scenario] {
             Scenario("publish N=\(n) EventBus-main-actor") {
                 let bus = EventBus()
                 let sink = Sink()
-                for _ in 0..<n { bus.on(Tick.self).onMainActor().next { sink.take($0.value) } }
+                for _ in 0..<n { _ = bus.on(Tick.self).onMainActor().next { sink.take($0.value) } }
                 runOnMainActor { bus.dispatch(Tick(value: 0)) }
                 return Workload { operations in
                     runOnMainActor {
@@ -167,7 +167,7 @@ func keyedScenarios() -> [Scenario] {
         Scenario("keyed 100-keys EventBus") {
             let bus = EventBus()
             let sink = Sink()
-            for key in keys { bus.on(Routed.self).ofType(key).next { sink.take($0.value) } }
+            for key in keys { _ = bus.on(Routed.self).ofType(key).next { sink.take($0.value) } }
             bus.dispatch(Routed(value: 0, key: target))
             return Workload { operations in
                 for i in 0..<operations { bus.dispatch(Routed(value: i, key: target)) }

@@ -24,7 +24,7 @@ func subscribeScenarios() -> [Scenario] {
     let eventBus = (populations + eventBusOnlyPopulations).map { label, count in
         Scenario("subscribe+dispose existing=\(label) EventBus") {
             let bus = EventBus()
-            for _ in 0..<count { bus.on(Tick.self).next { sharedSink.take($0.value) } }
+            for _ in 0..<count { _ = bus.on(Tick.self).next { sharedSink.take($0.value) } }
             return Workload { operations in
                 for _ in 0..<operations { bus.on(Tick.self).next { sharedSink.take($0.value) }.dispose() }
             }

@@ -5,9 +5,13 @@
 // Shape learned from swift-nio's `NIOLock` and swift-async-algorithms' `Locking.swift`: the mutex
 // is tail-allocated in a `ManagedBuffer` (never a plain stored `pthread_mutex_t`, which Swift may
 // move), and debug builds use an error-checking mutex so a re-entrant `lock()` traps with a clear
-// message instead of deadlocking.
+// message instead of deadlocking. On Windows the primitive is an `SRWLOCK`, as in `NIOLock`: it
+// needs no destruction and has no error-checking mode (a re-entrant lock deadlocks there). The
+// Windows branch is written to the WinSDK API but not built in CI (see the README's platform table).
 
-#if canImport(Darwin)
+#if os(Windows)
+    import WinSDK
+#elseif canImport(Darwin)
     import Darwin
 #elseif canImport(Glibc)
     @preconcurrency import Glibc
@@ -37,7 +41,11 @@ package struct Locked<State>: @unchecked Sendable {
     /// Lets other threads run before the caller takes the lock again: a loop of short critical
     /// sections would otherwise re-acquire the (unfair) mutex before a waiting thread wakes.
     static func yieldToWaiters() {
-        sched_yield()
+        #if os(Windows)
+            _ = SwitchToThread()
+        #else
+            sched_yield()
+        #endif
     }
 
     /// Runs `body` with exclusive access to the state.
@@ -47,42 +55,62 @@ package struct Locked<State>: @unchecked Sendable {
     }
 }
 
+#if os(Windows)
+    /// The platform's mutex: a slim reader/writer lock, taken exclusively.
+    typealias LockPrimitive = SRWLOCK
+#else
+    /// The platform's mutex.
+    typealias LockPrimitive = pthread_mutex_t
+#endif
+
 /// The state and its mutex in one allocation.
-final class LockStorage<State>: ManagedBuffer<State, pthread_mutex_t> {
+final class LockStorage<State>: ManagedBuffer<State, LockPrimitive> {
     static func make(_ initial: State) -> LockStorage<State> {
         let buffer = LockStorage<State>.create(minimumCapacity: 1) { _ in initial }
         // `create` is a class method: called on `LockStorage<State>`, it makes one.
         let storage = unsafeDowncast(buffer, to: LockStorage<State>.self)
         storage.withUnsafeMutablePointerToElements { mutex in
-            var attributes = pthread_mutexattr_t()
-            pthread_mutexattr_init(&attributes)
-            defer { pthread_mutexattr_destroy(&attributes) }
-            #if DEBUG
-                // Debug builds: a re-entrant lock() fails (and traps below) instead of deadlocking.
-                pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+            #if os(Windows)
+                InitializeSRWLock(mutex)
+            #else
+                var attributes = pthread_mutexattr_t()
+                pthread_mutexattr_init(&attributes)
+                defer { pthread_mutexattr_destroy(&attributes) }
+                #if DEBUG
+                    // Debug builds: a re-entrant lock() fails (and traps below) instead of deadlocking.
+                    pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+                #endif
+                let error = pthread_mutex_init(mutex, &attributes)
+                precondition(error == 0, "pthread_mutex_init failed: \(error)")
             #endif
-            let error = pthread_mutex_init(mutex, &attributes)
-            precondition(error == 0, "pthread_mutex_init failed: \(error)")
         }
         return storage
     }
 
     deinit {
-        withUnsafeMutablePointerToElements { mutex in
-            let error = pthread_mutex_destroy(mutex)
-            precondition(error == 0, "pthread_mutex_destroy failed: \(error)")
-        }
+        #if !os(Windows)  // an SRWLOCK needs no destruction
+            withUnsafeMutablePointerToElements { mutex in
+                let error = pthread_mutex_destroy(mutex)
+                precondition(error == 0, "pthread_mutex_destroy failed: \(error)")
+            }
+        #endif
     }
 
     /// Runs `body` with exclusive access to the state.
     @inline(__always)
     func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         try withUnsafeMutablePointers { state, mutex in
-            let error = pthread_mutex_lock(mutex)
-            precondition(
-                error == 0, "EventBus lock: pthread_mutex_lock failed (\(error)); re-entrant use of a bus lock is a bug"
-            )
-            defer { pthread_mutex_unlock(mutex) }
+            #if os(Windows)
+                AcquireSRWLockExclusive(mutex)
+                defer { ReleaseSRWLockExclusive(mutex) }
+            #else
+                let error = pthread_mutex_lock(mutex)
+                precondition(
+                    error == 0,
+                    "EventBus lock: pthread_mutex_lock failed (\(error)); re-entrant use of a bus lock is a bug"
+                )
+                defer { pthread_mutex_unlock(mutex) }
+            #endif
             return try body(&state.pointee)
         }
     }

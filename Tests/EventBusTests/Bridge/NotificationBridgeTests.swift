@@ -104,7 +104,7 @@ struct NotificationToBusTests {
         let fixture = BridgeFixture()
         let delivered = Shared(0)
         var owner: Sentinel? = Sentinel()
-        fixture.bus.on(notification: .bridgeA).freeWith(owner).next { _ in delivered.increment() }
+        fixture.bus.on(notification: .bridgeA).freeWith(owner).next { _, _ in delivered.increment() }
         fixture.center.post(name: .bridgeA, object: nil)
         #expect(delivered.value == 1 && fixture.installedObservers == 1)
         owner = nil
@@ -129,7 +129,7 @@ struct NotificationToBusTests {
         var bus: EventBus? = EventBus(notificationCenter: center)
         let installed = bus!.notificationHooks.installedObservers  // shares the bus's counter
         weak let weakBus = bus
-        bus!.on(notification: .bridgeA).next { _ in delivered.increment() }
+        _ = bus!.on(notification: .bridgeA).next { _ in delivered.increment() }
         center.post(name: .bridgeA, object: nil)
         #expect(delivered.value == 3 && installed.withLock { $0 } == 1)
         bus = nil
@@ -173,12 +173,12 @@ struct NotificationToBusTests {
         let fromAnyone = Shared(0)
         let wrongSender = Shared(0)
         let aliceID = ObjectIdentifier(alice)
-        fixture.bus.on(notification: .bridgeA, object: alice).next { event in
+        _ = fixture.bus.on(notification: .bridgeA, object: alice).next { event in
             let sender = event.object.map { ObjectIdentifier($0 as AnyObject) }
             if sender != aliceID { wrongSender.increment() }
             fromAlice.increment()
         }
-        fixture.bus.on(notification: .bridgeA).next { _ in fromAnyone.increment() }
+        _ = fixture.bus.on(notification: .bridgeA).next { _ in fromAnyone.increment() }
         let fromBob = Shared(0)
         let bobToken = fixture.bus.on(notification: .bridgeA, object: bob).next { _ in fromBob.increment() }
         #expect(fixture.installedObservers == 1)  // one observer for the name, whatever the senders
@@ -203,13 +203,13 @@ struct NotificationToBusTests {
         let calls = Shared(0)
         let owner = Sentinel()
         let token = fixture.bus.on(NotificationEvent.self).next { _ in calls.increment() }
-        let owned = fixture.bus.on(NotificationEvent.self).freeWith(owner).next { _ in calls.increment() }
+        let owned = fixture.bus.on(NotificationEvent.self).freeWith(owner).next { _, _ in calls.increment() }
 
         #expect(token.isDisposed && owned.isDisposed)
         #expect(fixture.bus.subscriptionCount(of: NotificationEvent.self) == 0)
         #expect(fixture.issues.value.count == 2)
         #expect(fixture.issues.value.allSatisfy { $0.contains("without a name was refused") })
-        fixture.bus.dispatch(Notification(name: .bridgeA))
+        fixture.bus.post(Notification(name: .bridgeA))
         fixture.center.post(name: .bridgeA, object: nil)
         #expect(calls.value == 0)
         #expect(fixture.installedObservers == 0)
@@ -242,7 +242,7 @@ struct NotificationToBusTests {
                     let seq = index * perThread + i
                     let notification = Notification(
                         name: seq % 2 == 0 ? .bridgeA : .bridgeB, object: nil, userInfo: ["seq": seq])
-                    if index == 0 { fixture.center.post(notification) } else { fixture.bus.dispatch(notification) }
+                    if index == 0 { fixture.center.post(notification) } else { fixture.bus.post(notification) }
                 }
                 postersDone.increment()
             } else {
@@ -297,13 +297,13 @@ struct BusToNotificationTests {
         defer { fixture.center.removeObserver(observer) }
 
         // No bus subscriber: legacy observers still see it.
-        fixture.bus.dispatch(Notification(name: .bridgeA))
+        fixture.bus.post(Notification(name: .bridgeA))
         #expect(legacy.value == 1)
         #expect(fixture.installedObservers == 0)  // nothing subscribed: the bus does not observe
 
         let busCount = Shared(0)
         let token = fixture.bus.on(notification: .bridgeA).next { _ in busCount.increment() }
-        fixture.bus.dispatch(Notification(name: .bridgeA, object: nil, userInfo: ["k": 1]))
+        fixture.bus.post(Notification(name: .bridgeA, object: nil, userInfo: ["k": 1]))
         fixture.bus.dispatch(NotificationEvent(name: .bridgeA))
         #expect(fixture.installedObservers == 1)
         // Exactly once each, through the bridge's observer; and one post per dispatch: no echo of
@@ -330,12 +330,12 @@ struct BusToNotificationTests {
         let aCount = Shared(0)
         let bCount = Shared(0)
         let bus = fixture.bus
-        bus.on(notification: .bridgeA).next { [unowned bus] _ in  // unowned: a handler holding its bus is a cycle
+        _ = bus.on(notification: .bridgeA).next { [unowned bus] _ in  // unowned: a handler holding its bus is a cycle
             aCount.increment()
-            bus.dispatch(Notification(name: .bridgeB))
+            bus.post(Notification(name: .bridgeB))
         }
-        bus.on(notification: .bridgeB).next { _ in bCount.increment() }
-        bus.dispatch(Notification(name: .bridgeA))
+        _ = bus.on(notification: .bridgeB).next { _ in bCount.increment() }
+        bus.post(Notification(name: .bridgeA))
         #expect(aCount.value == 1 && bCount.value == 1)
     }
 }
@@ -361,11 +361,11 @@ struct TypedBridgeTests {
         fixture.bus.bridge(notification: .bridgeA, to: UserLoggedIn.self) { notification in
             (notification.userInfo?["id"] as? String).map(UserLoggedIn.init)
         }
-        fixture.bus.on(UserLoggedIn.self).next { received.append($0.userID) }
+        _ = fixture.bus.on(UserLoggedIn.self).next { received.append($0.userID) }
 
         fixture.center.post(name: .bridgeA, object: nil, userInfo: ["id": "42"])
         fixture.center.post(name: .bridgeA, object: nil, userInfo: ["id": 7])  // does not convert
-        fixture.bus.dispatch(Notification(name: .bridgeA, object: nil, userInfo: ["id": "43"]))
+        fixture.bus.post(Notification(name: .bridgeA, object: nil, userInfo: ["id": "43"]))
 
         #expect(received.value == ["42", "43"])
         #expect(fixture.issues.value.count == 1)
@@ -385,8 +385,8 @@ struct TypedBridgeTests {
         let token = fixture.bus.bridge(CartChanged.self) { event in
             Notification(name: .bridgeB, object: nil, userInfo: ["count": event.count])
         }
-        fixture.bus.on(CartChanged.self).next { _ in typed.increment() }
-        fixture.bus.on(notification: .bridgeB).next { _ in asNotification.increment() }
+        _ = fixture.bus.on(CartChanged.self).next { _ in typed.increment() }
+        _ = fixture.bus.on(notification: .bridgeB).next { _ in asNotification.increment() }
 
         fixture.bus.dispatch(CartChanged(count: 3))
         #expect(typed.value == 1)
@@ -414,8 +414,8 @@ struct TypedBridgeTests {
         fixture.bus.bridge(UserLoggedIn.self) { event in
             Notification(name: .bridgeA, object: nil, userInfo: ["id": event.userID])
         }
-        fixture.bus.on(UserLoggedIn.self).next { typed.append($0.userID) }
-        fixture.bus.on(notification: .bridgeA).next { _ in raw.increment() }
+        _ = fixture.bus.on(UserLoggedIn.self).next { typed.append($0.userID) }
+        _ = fixture.bus.on(notification: .bridgeA).next { _ in raw.increment() }
 
         // Legacy post: typed subscribers once, legacy observers once (it is not posted back).
         fixture.center.post(name: .bridgeA, object: nil, userInfo: ["id": "legacy"])
@@ -430,7 +430,7 @@ struct TypedBridgeTests {
         #expect(raw.value == 2)
 
         // Bus notification dispatch: the same as a legacy post.
-        fixture.bus.dispatch(Notification(name: .bridgeA, object: nil, userInfo: ["id": "bus"]))
+        fixture.bus.post(Notification(name: .bridgeA, object: nil, userInfo: ["id": "bus"]))
         #expect(typed.value == ["legacy", "typed", "bus"])
         #expect(legacy.value == 3)
         #expect(raw.value == 3)
@@ -445,7 +445,7 @@ struct TypedBridgeTests {
             Notification.Name.bridgeA: Connectivity.online, .bridgeB: .offline,
         ])
         #expect(fixture.installedObservers == 2)  // one per name, for the one token
-        fixture.bus.on(Connectivity.self).next { states.append("\($0)") }
+        _ = fixture.bus.on(Connectivity.self).next { states.append("\($0)") }
         fixture.center.post(name: .bridgeA, object: nil)
         fixture.center.post(name: .bridgeB, object: nil)
         token.dispose()
@@ -463,7 +463,7 @@ struct TypedBridgeTests {
         let legacy = Shared(0)
         let observer = fixture.legacyObserver(.bridgeA, count: legacy)
         defer { fixture.center.removeObserver(observer) }
-        fixture.bus.dispatch(Notification(name: .bridgeA))
+        fixture.bus.post(Notification(name: .bridgeA))
         #expect(legacy.value == 1)
     }
 }

@@ -51,7 +51,7 @@ struct MainActorDeliveryTests {
         let bus = EventBus()
         let calls = Shared(0)
         let offMain = Shared(0)
-        bus.on(Conc.Tick.self).onMainActor().next { _ in
+        _ = bus.on(Conc.Tick.self).onMainActor().next { _ in
             if !isOnMainQueue { offMain.increment() }
             calls.increment()
         }
@@ -74,7 +74,7 @@ struct MainActorDeliveryTests {
         let threads = 4
         let perThread = 2_500
         let log = MainQueue.run { Conc.Log<Conc.Tick>() }!
-        bus.on(Conc.Tick.self).onMainActor().next { tick in log.record(tick) }
+        _ = bus.on(Conc.Tick.self).onMainActor().next { tick in log.record(tick) }
         let finished = concurrently(threads) { thread in
             for seq in 0..<perThread { bus.dispatch(Conc.Tick(thread: thread, seq: seq)) }
         }
@@ -102,7 +102,7 @@ struct MainActorDeliveryTests {
         let disposedCalls = Shared(0)
         let controlCalls = Shared(0)
         let token = bus.on(Conc.Tick.self).onMainActor().next { _ in disposedCalls.increment() }
-        bus.on(Conc.Tick.self).onMainActor().next { _ in controlCalls.increment() }
+        _ = bus.on(Conc.Tick.self).onMainActor().next { _ in controlCalls.increment() }
         let events = 1_000
         let done = MainQueue.run { () -> Bool in
             // On the main actor, with the main queue busy: the background dispatches enqueue
@@ -126,7 +126,7 @@ struct MainActorDeliveryTests {
         let received = Shared<[Int]>([])
         let victim = Shared<EventToken?>(nil)
         // Subscribed first, so for each event it runs before the victim.
-        bus.on(Conc.Tick.self).onMainActor().next { tick in
+        _ = bus.on(Conc.Tick.self).onMainActor().next { tick in
             if tick.seq == 500 { victim.value?.dispose() }
         }
         let victimToken = bus.on(Conc.Tick.self).onMainActor().next { tick in
@@ -211,7 +211,7 @@ struct MainActorDeliveryTests {
     func inertForDeadOwner() {
         let bus = EventBus()
         let owner: Conc.Owner? = nil
-        let token = bus.on(Conc.Tick.self).onMainActor().freeWith(owner).next { _ in }
+        let token = bus.on(Conc.Tick.self).onMainActor().freeWith(owner).next { _, _ in }
         #expect(token.isDisposed)
         #expect(token.id == 0)
         #expect(bus.subscriptionCount == 0)
@@ -221,7 +221,7 @@ struct MainActorDeliveryTests {
     func keyedMainActor() {
         let bus = EventBus()
         let received = Shared<[String]>([])
-        bus.on(Conc.Tick.self).onMainActor().next { tick in received.append("any:\(tick.seq)") }
+        _ = bus.on(Conc.Tick.self).onMainActor().next { tick in received.append("any:\(tick.seq)") }
         let token = bus.on(Conc.Tick.self).ofType("a").onMainActor().ofType("b").next { tick in
             received.append("\(tick.key ?? "-"):\(tick.seq)")
         }

@@ -33,7 +33,7 @@ struct BoundedWorkTests {
         var highest = 0
         for index in 0..<subscribes {
             let owner = Owner()
-            bus.on(Subscribed.self).freeWith(owner).next { _ in }
+            bus.on(Subscribed.self).freeWith(owner).next { _, _ in }
             // `owner` dies here, before the next subscribe.
             if index % 1_000 == 999 { highest = max(highest, bus.subscriptionCount) }
         }
@@ -64,7 +64,7 @@ struct BoundedWorkTests {
             owners.reserveCapacity(batchSize)
             for _ in 0..<batchSize {
                 let owner = Owner()
-                bus.on(Subscribed.self).freeWith(owner).next { _ in }
+                bus.on(Subscribed.self).freeWith(owner).next { _, _ in }
                 owners.append(owner)
             }
             owners.removeAll()

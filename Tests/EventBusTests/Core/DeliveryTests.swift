@@ -13,7 +13,7 @@ struct DeliveryTests {
         let queue = DispatchQueue(label: "dispatcher")
         queue.setSpecific(key: marker, value: 7)
         let seen = Shared<[Int?]>([])
-        bus.on(Ping.self).next { _ in seen.withLock { $0.append(DispatchQueue.getSpecific(key: marker)) } }
+        _ = bus.on(Ping.self).next { _ in seen.withLock { $0.append(DispatchQueue.getSpecific(key: marker)) } }
 
         queue.sync {
             bus.dispatch(Ping())
@@ -32,7 +32,7 @@ struct DeliveryTests {
         let gate = DispatchSemaphore(value: 0)
         queue.async { gate.wait() }  // hold the queue so delivery must be asynchronous
 
-        bus.on(Ping.self).atQueue(queue).next { event in
+        _ = bus.on(Ping.self).atQueue(queue).next { event in
             if DispatchQueue.getSpecific(key: marker) != 1 { onQueue.withLock { $0 = false } }
             received.withLock { $0.append(event.value) }
         }
@@ -49,7 +49,7 @@ struct DeliveryTests {
     func busQueueOrder() {
         let bus = EventBus()
         let received = Shared<[Int]>([])
-        bus.on(Ping.self).next { event in received.withLock { $0.append(event.value) } }
+        _ = bus.on(Ping.self).next { event in received.withLock { $0.append(event.value) } }
 
         for value in 0..<500 { bus.dispatchOnBusQueue(Ping(value: value)) }
 
@@ -63,7 +63,7 @@ struct DeliveryTests {
         // MainActor.run gets us onto it, and the enqueued case is awaited with a timeout.
         let bus = EventBus()
         let log = Shared<[String]>([])
-        bus.on(Ping.self).next { event in log.append("\(event.value) main=\(isOnMainQueue)") }
+        _ = bus.on(Ping.self).next { event in log.append("\(event.value) main=\(isOnMainQueue)") }
 
         await MainActor.run {
             bus.dispatchOnMain(Ping(value: 1))

@@ -67,7 +67,7 @@ struct DisposeBagForgettingTests {
         let bag = DisposeBag()
         let subscriptions = 10_000
         var owners: [Owner] = (0..<subscriptions).map { _ in Owner() }
-        let tokens = owners.map { bus.on(Tapped.self).freeWith($0).next { _ in } }
+        let tokens = owners.map { bus.on(Tapped.self).freeWith($0).next { _, _ in } }
         for token in tokens { bag.insert(token) }
         owners.removeAll()
         bus.purge()

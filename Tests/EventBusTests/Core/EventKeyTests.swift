@@ -69,8 +69,8 @@ struct EventKeyTests {
         let keyed = Shared<[Int]>([])
         let unkeyed = Shared<[Int]>([])
         let current = Shared(0)
-        bus.on(E.self).ofType(key).next { _ in keyed.withLock { $0.append(current.value) } }
-        bus.on(E.self).next { _ in unkeyed.withLock { $0.append(current.value) } }
+        _ = bus.on(E.self).ofType(key).next { _ in keyed.withLock { $0.append(current.value) } }
+        _ = bus.on(E.self).next { _ in unkeyed.withLock { $0.append(current.value) } }
         for (index, event) in events.enumerated() {
             current.withLock { $0 = index }
             bus.dispatch(event)
@@ -123,8 +123,8 @@ struct EventKeyTests {
     func existentialsRoute() {
         let bus = EventBus()
         let received = Shared<[String]>([])
-        bus.on(NonOptionalKey.self).ofType("k").next { received.append("non-optional \($0.room)") }
-        bus.on(Knock.self).ofType("kitchen").next { received.append("knock \($0.room.rawValue)") }
+        _ = bus.on(NonOptionalKey.self).ofType("k").next { received.append("non-optional \($0.room)") }
+        _ = bus.on(Knock.self).ofType("kitchen").next { received.append("knock \($0.room.rawValue)") }
         let events: [any Event] = [
             NonOptionalKey(room: "k"), NonOptionalKey(room: "x"), Knock(room: .kitchen), NoKey(),
         ]

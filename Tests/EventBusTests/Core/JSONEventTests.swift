@@ -50,8 +50,10 @@ struct JSONEventTests {
     func routesByID() {
         let bus = EventBus()
         let log = Shared<[String]>([])
-        bus.on(JSONEvent.self).ofType("cart.updated").next { log.append("cart \($0.payload["count"]?.intValue ?? -1)") }
-        bus.on(JSONEvent.self).next { log.append("any \($0.id)") }
+        _ = bus.on(JSONEvent.self).ofType("cart.updated").next {
+            log.append("cart \($0.payload["count"]?.intValue ?? -1)")
+        }
+        _ = bus.on(JSONEvent.self).next { log.append("any \($0.id)") }
 
         bus.dispatch(JSONEvent(id: "cart.updated", payload: ["count": 3]))
         bus.dispatch(JSONEvent(id: "user.updated"))

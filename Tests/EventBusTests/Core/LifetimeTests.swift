@@ -43,7 +43,9 @@ struct LifetimeTests {
     func releasedAtNextDispatch() {
         let bus = EventBus()
         var owner: Sentinel? = Sentinel()
-        let handlerAlive = subscribeCapturingSentinel { bus.on(Ping.self).freeWith(owner).next($0) }
+        let handlerAlive = subscribeCapturingSentinel { handler in
+            bus.on(Ping.self).freeWith(owner).next { _, event in handler(event) }
+        }
         owner = nil
         #expect(handlerAlive(), "nothing has told the bus yet")
         bus.dispatch(Ping())
@@ -57,7 +59,9 @@ struct LifetimeTests {
         let bus = EventBus()
         let bystanders = (0..<10).map { _ in bus.on(Pong.self).next { _ in } }
         var owner: Sentinel? = Sentinel()
-        let handlerAlive = subscribeCapturingSentinel { bus.on(Ping.self).freeWith(owner).next($0) }
+        let handlerAlive = subscribeCapturingSentinel { handler in
+            bus.on(Ping.self).freeWith(owner).next { _, event in handler(event) }
+        }
         owner = nil
         var operations = 0
         let turn = bus.index.dispatchesPerSweepTurn
@@ -75,8 +79,8 @@ struct LifetimeTests {
     func purgeReleasesAtOnce() {
         let bus = EventBus()
         var owner: Sentinel? = Sentinel()
-        let handlerAlive = subscribeCapturingSentinel {
-            bus.on(Ping.self).ofType("a").ofType("b").freeWith(owner).next($0)
+        let handlerAlive = subscribeCapturingSentinel { handler in
+            bus.on(Ping.self).ofType("a").ofType("b").freeWith(owner).next { _, event in handler(event) }
         }
         #expect(bus.subscriptionCount == 1)
         owner = nil
@@ -92,9 +96,9 @@ struct LifetimeTests {
         var owner: Sentinel? = Sentinel()
         let maker = bus.on(Ping.self).freeWith(owner)
         owner = nil
-        let token = maker.next { _ in calls.increment() }
+        let token = maker.next { _, _ in calls.increment() }
         let nilOwner: Sentinel? = nil
-        let other = bus.on(Ping.self).freeWith(nilOwner).next { _ in calls.increment() }
+        let other = bus.on(Ping.self).freeWith(nilOwner).next { _, _ in calls.increment() }
 
         bus.dispatch(Ping())
 
@@ -113,7 +117,7 @@ struct LifetimeTests {
         queue.async { gate.wait() }
         let calls = Shared(0)
         var owner: Sentinel? = Sentinel()
-        bus.on(Ping.self).atQueue(queue).freeWith(owner).next { _ in calls.increment() }
+        bus.on(Ping.self).atQueue(queue).freeWith(owner).next { _, _ in calls.increment() }
         bus.dispatch(Ping())
         owner = nil
         gate.signal()

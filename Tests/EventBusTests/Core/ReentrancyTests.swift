@@ -11,13 +11,13 @@ struct ReentrancyTests {
     func nestedDispatchIsDepthFirst() {
         let bus = EventBus()
         let log = Shared<[String]>([])
-        bus.on(Ping.self).next { [unowned bus] event in  // unowned: a handler holding its bus is a cycle
+        _ = bus.on(Ping.self).next { [unowned bus] event in  // unowned: a handler holding its bus is a cycle
             log.append("ping \(event.value) start")
             if event.value < 2 { bus.dispatch(Ping(value: event.value + 1)) }
             bus.dispatch(Pong(value: event.value))
             log.append("ping \(event.value) end")
         }
-        bus.on(Pong.self).next { log.append("pong \($0.value)") }
+        _ = bus.on(Pong.self).next { log.append("pong \($0.value)") }
 
         bus.dispatch(Ping(value: 0))
 
@@ -32,9 +32,9 @@ struct ReentrancyTests {
     func subscribeDuringDelivery() {
         let bus = EventBus()
         let log = Shared<[String]>([])
-        bus.on(Ping.self).next { [unowned bus] event in
+        _ = bus.on(Ping.self).next { [unowned bus] event in
             log.append("first \(event.value)")
-            if event.value == 0 { bus.on(Ping.self).next { log.append("late \($0.value)") } }
+            if event.value == 0 { _ = bus.on(Ping.self).next { log.append("late \($0.value)") } }
         }
 
         bus.dispatch(Ping(value: 0))
@@ -68,7 +68,7 @@ struct ReentrancyTests {
         let log = Shared<[String]>([])
         let later = Shared<EventToken?>(nil)
         let earlier = bus.on(Ping.self).next { event in log.append("earlier \(event.value)") }
-        bus.on(Ping.self).next { event in
+        _ = bus.on(Ping.self).next { event in
             log.append("middle \(event.value)")
             if event.value == 0 {
                 later.value?.dispose()
@@ -87,7 +87,7 @@ struct ReentrancyTests {
     func noLockHeldDuringHandlers() {
         let bus = EventBus()
         let results = Shared<[String]>([])
-        bus.on(Ping.self).next { [unowned bus] _ in
+        _ = bus.on(Ping.self).next { [unowned bus] _ in
             // Same thread: would trap on the error-checking mutex (debug) if the lock were held.
             results.append("count \(bus.subscriptionCount)")
             // Another thread that needs the lock: would deadlock (and time out) if it were held.
@@ -112,7 +112,7 @@ struct ReentrancyTests {
         // About 4.2 KiB of stack per level in debug builds, less in release (README, "Guarantees"):
         // 100 levels fit a secondary thread's 512 KiB stack in either.
         let levels = 100
-        bus.on(Deeper.self).next { [unowned bus] event in
+        _ = bus.on(Deeper.self).next { [unowned bus] event in
             deepest.withLock { $0 = max($0, event.level) }
             if event.level < levels { bus.dispatch(Deeper(level: event.level + 1)) }
         }

@@ -9,9 +9,9 @@ struct RoutingTests {
     func exactTypeRouting() {
         let bus = EventBus()
         let log = Shared<[String]>([])
-        bus.on(Box<Int>.self).next { log.append("int \($0.payload)") }
-        bus.on(Box<String>.self).next { log.append("string \($0.payload)") }
-        bus.on(Ping.self).next { _ in log.append("ping") }
+        _ = bus.on(Box<Int>.self).next { log.append("int \($0.payload)") }
+        _ = bus.on(Box<String>.self).next { log.append("string \($0.payload)") }
+        _ = bus.on(Ping.self).next { _ in log.append("ping") }
 
         bus.dispatch(Box(payload: 1))
         bus.dispatch(Box(payload: "a"))
@@ -24,8 +24,8 @@ struct RoutingTests {
     func keyedAndUnkeyed() {
         let bus = EventBus()
         let log = Shared<[String]>([])
-        bus.on(Chat.self).ofType("room-7").next { log.append("room-7 got \($0.room ?? "nil")") }
-        bus.on(Chat.self).next { log.append("all got \($0.room ?? "nil")") }
+        _ = bus.on(Chat.self).ofType("room-7").next { log.append("room-7 got \($0.room ?? "nil")") }
+        _ = bus.on(Chat.self).next { log.append("all got \($0.room ?? "nil")") }
 
         bus.dispatch(Chat(room: "room-7"))
         bus.dispatch(Chat(room: "room-9"))
@@ -54,11 +54,11 @@ struct RoutingTests {
     func deliveryOrder() {
         let bus = EventBus()
         let log = Shared<[String]>([])
-        bus.on(Chat.self).next { _ in log.append("unkeyed 1") }
-        bus.on(Chat.self).ofType("k").next { _ in log.append("keyed 1") }
-        bus.on(Chat.self).next { _ in log.append("unkeyed 2") }
-        bus.on(Chat.self).ofType("other").next { _ in log.append("other") }
-        bus.on(Chat.self).ofType("k").next { _ in log.append("keyed 2") }
+        _ = bus.on(Chat.self).next { _ in log.append("unkeyed 1") }
+        _ = bus.on(Chat.self).ofType("k").next { _ in log.append("keyed 1") }
+        _ = bus.on(Chat.self).next { _ in log.append("unkeyed 2") }
+        _ = bus.on(Chat.self).ofType("other").next { _ in log.append("other") }
+        _ = bus.on(Chat.self).ofType("k").next { _ in log.append("keyed 2") }
 
         bus.dispatch(Chat(room: "k"))
 
@@ -73,7 +73,7 @@ struct RoutingTests {
         tokens[0].dispose()
         tokens[3].dispose()
         tokens[5].dispose()
-        bus.on(Ping.self).next { _ in log.append("6") }
+        _ = bus.on(Ping.self).next { _ in log.append("6") }
 
         bus.dispatch(Ping())
 

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import EventBus
@@ -21,5 +22,11 @@ struct SharedBusTests {
 
         #expect(log.value == ["hello"])
         #expect(EventBus.shared.subscriptionCount(of: SharedOnly.self) == 0)
+    }
+
+    @Test("the shared bus bridges with NotificationCenter.default (buses made with init() do not)")
+    func sharedBusUsesTheDefaultCenter() {
+        #expect(EventBus.shared.notificationCenter === NotificationCenter.default)
+        #expect(EventBus().notificationCenter !== NotificationCenter.default)
     }
 }

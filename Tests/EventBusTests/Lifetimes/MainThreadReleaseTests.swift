@@ -107,7 +107,7 @@ struct MainThreadReleaseTests {
                         bus.on(Shown.self).onMainActor().freeWith(controller).next { owner, _ in owner.shown += 1 }
                     }
                     if binding != .onMainActor {
-                        bus.on(Shown.self).atQueue(.main).freeWith(controller).next { _ in }
+                        bus.on(Shown.self).atQueue(.main).freeWith(controller).next { _, _ in }
                     }
                     screens.controllers.append(controller)
                 }

@@ -17,7 +17,7 @@ struct DeadEventAndErrorTests {
         let dead = Shared<[String]>([])
         bus.deadEventHandler = { dead.append("\(type(of: $0.event)) \($0.key ?? "nil")") }
         bus.dispatch(Ping())
-        bus.on(Keyed.self).ofType("a").next { _ in }
+        _ = bus.on(Keyed.self).ofType("a").next { _ in }
         bus.dispatch(Keyed(key: "a"))
         bus.dispatch(Keyed(key: "b"))
         #expect(dead.value == ["Ping nil", "Keyed b"])
@@ -42,7 +42,7 @@ struct DeadEventAndErrorTests {
         #expect(dead.value == 2)
         stopper.dispose()
         let queue = DispatchQueue(label: "dead.queued")
-        bus.on(Ping.self).atQueue(queue).next { _ in }
+        _ = bus.on(Ping.self).atQueue(queue).next { _ in }
         bus.dispatch(Ping())
         #expect(dead.value == 2)
         #expect(drain(queue))
@@ -55,7 +55,7 @@ struct DeadEventAndErrorTests {
     func deadHandlerDispatches() {
         let bus = EventBus()
         let pongs = Shared(0)
-        bus.on(Pong.self).next { _ in pongs.increment() }
+        _ = bus.on(Pong.self).next { _ in pongs.increment() }
         bus.deadEventHandler = { [unowned bus] _ in bus.dispatch(Pong()) }
         bus.dispatch(Ping())
         #expect(pongs.value == 1)
@@ -72,7 +72,7 @@ struct DeadEventAndErrorTests {
             log.append("thrower")
             throw Failure(code: event.value)
         }
-        bus.on(Ping.self).next { _ in log.append("after") }
+        _ = bus.on(Ping.self).next { _ in log.append("after") }
         bus.dispatch(Ping(value: 7))
         #expect(log.value == ["thrower", "after"])
         let error = errors.value.first
@@ -95,8 +95,8 @@ struct DeadEventAndErrorTests {
         let owner = Sentinel()
         bus.on(Ping.self).freeWith(owner).next { _, _ throws in throw Failure(code: 1) }
         let queue = DispatchQueue(label: "errors.queued")
-        bus.on(Ping.self).atQueue(queue).next { _ throws in throw Failure(code: 2) }
-        bus.on(Ping.self).onMainActor().next { _ throws in throw Failure(code: 3) }
+        _ = bus.on(Ping.self).atQueue(queue).next { _ throws in throw Failure(code: 2) }
+        _ = bus.on(Ping.self).onMainActor().next { _ throws in throw Failure(code: 3) }
         bus.dispatch(Ping())
         #expect(drain(queue))
         #expect(MainQueue.drain())
@@ -108,8 +108,8 @@ struct DeadEventAndErrorTests {
     func noHandler() {
         let bus = EventBus()
         let after = Shared(0)
-        bus.on(Ping.self).next { _ throws in throw Failure(code: 0) }
-        bus.on(Ping.self).next { _ in after.increment() }
+        _ = bus.on(Ping.self).next { _ throws in throw Failure(code: 0) }
+        _ = bus.on(Ping.self).next { _ in after.increment() }
         bus.dispatch(Ping())
         bus.dispatch(Ping())
         #expect(after.value == 2)

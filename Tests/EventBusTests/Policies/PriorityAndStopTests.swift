@@ -14,15 +14,15 @@ struct PriorityAndStopTests {
     func order() {
         let bus = EventBus()
         let log = Shared<[String]>([])
-        bus.on(Tap.self).monitor().next { _ in log.append("monitor normal") }
-        bus.on(Tap.self).priority(.low).next { _ in log.append("low unkeyed") }
-        bus.on(Tap.self).next { _ in log.append("normal unkeyed 1") }
-        bus.on(Tap.self).ofType("k").priority(.low).next { _ in log.append("low keyed") }
-        bus.on(Tap.self).priority(.high).monitor().next { _ in log.append("monitor high") }
-        bus.on(Tap.self).ofType("k").next { _ in log.append("normal keyed") }
-        bus.on(Tap.self).priority(.high).next { _ in log.append("high unkeyed") }
-        bus.on(Tap.self).next { _ in log.append("normal unkeyed 2") }
-        bus.on(Tap.self).ofType("k").priority(.high).next { _ in log.append("high keyed") }
+        _ = bus.on(Tap.self).monitor().next { _ in log.append("monitor normal") }
+        _ = bus.on(Tap.self).priority(.low).next { _ in log.append("low unkeyed") }
+        _ = bus.on(Tap.self).next { _ in log.append("normal unkeyed 1") }
+        _ = bus.on(Tap.self).ofType("k").priority(.low).next { _ in log.append("low keyed") }
+        _ = bus.on(Tap.self).priority(.high).monitor().next { _ in log.append("monitor high") }
+        _ = bus.on(Tap.self).ofType("k").next { _ in log.append("normal keyed") }
+        _ = bus.on(Tap.self).priority(.high).next { _ in log.append("high unkeyed") }
+        _ = bus.on(Tap.self).next { _ in log.append("normal unkeyed 2") }
+        _ = bus.on(Tap.self).ofType("k").priority(.high).next { _ in log.append("high keyed") }
 
         bus.dispatch(Tap(key: "k"))
 
@@ -37,10 +37,10 @@ struct PriorityAndStopTests {
     func priorityReplacesAndCombines() {
         let bus = EventBus()
         let log = Shared<[String]>([])
-        bus.on(Tap.self).next { _ in log.append("normal") }
-        bus.on(Tap.self).priority(.low).priority(.high).next { _ in log.append("high") }
-        bus.on(Tap.self).monitor().priority(.low).next { _ in log.append("monitor low") }
-        bus.on(Tap.self).priority(.high).monitor().next { _ in log.append("monitor high") }
+        _ = bus.on(Tap.self).next { _ in log.append("normal") }
+        _ = bus.on(Tap.self).priority(.low).priority(.high).next { _ in log.append("high") }
+        _ = bus.on(Tap.self).monitor().priority(.low).next { _ in log.append("monitor low") }
+        _ = bus.on(Tap.self).priority(.high).monitor().next { _ in log.append("monitor high") }
         bus.dispatch(Tap())
         #expect(log.value == ["high", "normal", "monitor high", "monitor low"])
     }
@@ -49,15 +49,15 @@ struct PriorityAndStopTests {
     func stopSkipsHandlersNotMonitors() {
         let bus = EventBus()
         let log = Shared<[String]>([])
-        bus.on(Tap.self).ofType("k").priority(.high).next { _ in log.append("before") }
-        bus.on(Tap.self).handle { _ in
+        _ = bus.on(Tap.self).ofType("k").priority(.high).next { _ in log.append("before") }
+        _ = bus.on(Tap.self).handle { _ in
             log.append("stopper")
             return .stop
         }
-        bus.on(Tap.self).next { _ in log.append("after, same level") }
-        bus.on(Tap.self).priority(.low).ofType("k").next { _ in log.append("after, low keyed") }
-        bus.on(Tap.self).monitor().next { _ in log.append("monitor") }
-        bus.on(Tap.self).monitor().ofType("k").next { _ in log.append("keyed monitor") }
+        _ = bus.on(Tap.self).next { _ in log.append("after, same level") }
+        _ = bus.on(Tap.self).priority(.low).ofType("k").next { _ in log.append("after, low keyed") }
+        _ = bus.on(Tap.self).monitor().next { _ in log.append("monitor") }
+        _ = bus.on(Tap.self).monitor().ofType("k").next { _ in log.append("keyed monitor") }
 
         bus.dispatch(Tap(key: "k"))
 
@@ -73,7 +73,7 @@ struct PriorityAndStopTests {
             log.append("owner \(owner === owner)")
             return .continue
         }
-        bus.on(Tap.self).next { _ in log.append("next") }
+        _ = bus.on(Tap.self).next { _ in log.append("next") }
         bus.dispatch(Tap())
         #expect(log.value == ["owner true", "next"])
         withExtendedLifetime(owner) {}
@@ -87,12 +87,12 @@ struct PriorityAndStopTests {
         let called = Shared<[Int]>([])
         let monitors = Shared(0)
         for i in 0..<100 {
-            bus.on(Tap.self).handle { _ in
+            _ = bus.on(Tap.self).handle { _ in
                 called.withLock { $0.append(i) }
                 return i == stopAt ? .stop : .continue
             }
         }
-        for _ in 0..<40 { bus.on(Tap.self).monitor().next { _ in monitors.increment() } }
+        for _ in 0..<40 { _ = bus.on(Tap.self).monitor().next { _ in monitors.increment() } }
         bus.dispatch(Tap())
         #expect(called.value == Array(0...stopAt))
         #expect(monitors.value == 40)
@@ -107,15 +107,15 @@ struct PriorityAndStopTests {
         struct Inner: Event {}
         let bus = EventBus()
         let log = Shared<[String]>([])
-        bus.on(Tap.self).next { [unowned bus] _ in
+        _ = bus.on(Tap.self).next { [unowned bus] _ in
             log.append("outer 1")
             bus.dispatch(Tap(key: "nested"))
         }
-        bus.on(Tap.self).ofType("nested").handle { _ in
+        _ = bus.on(Tap.self).ofType("nested").handle { _ in
             log.append("nested stopper")
             return .stop
         }
-        bus.on(Tap.self).next { event in log.append(event.key == nil ? "outer 2" : "nested, must not run") }
+        _ = bus.on(Tap.self).next { event in log.append(event.key == nil ? "outer 2" : "nested, must not run") }
         bus.dispatch(Tap())
         #expect(log.value == ["outer 1", "nested stopper", "outer 2"])
     }
@@ -125,10 +125,10 @@ struct PriorityAndStopTests {
         let bus = EventBus()
         let queue = DispatchQueue(label: "priority.queued")
         let log = Shared<[String]>([])
-        bus.on(Tap.self).atQueue(queue).priority(.low).next { _ in log.append("low") }
-        bus.on(Tap.self).atQueue(queue).next { _ in log.append("normal") }
-        bus.on(Tap.self).atQueue(queue).monitor().next { _ in log.append("monitor") }
-        bus.on(Tap.self).priority(.high).atQueue(queue).next { _ in log.append("high") }
+        _ = bus.on(Tap.self).atQueue(queue).priority(.low).next { _ in log.append("low") }
+        _ = bus.on(Tap.self).atQueue(queue).next { _ in log.append("normal") }
+        _ = bus.on(Tap.self).atQueue(queue).monitor().next { _ in log.append("monitor") }
+        _ = bus.on(Tap.self).priority(.high).atQueue(queue).next { _ in log.append("high") }
         bus.dispatch(Tap())
         #expect(drain(queue))
         #expect(log.value == ["high", "normal", "low", "monitor"])
@@ -139,13 +139,13 @@ struct PriorityAndStopTests {
         let bus = EventBus()
         let log = Shared<[String]>([])
         let later = Shared<EventToken?>(nil)
-        bus.on(Tap.self).handle { _ in
+        _ = bus.on(Tap.self).handle { _ in
             later.value?.dispose()
             log.append("stopper")
             return .stop
         }
         later.withLock { $0 = bus.on(Tap.self).monitor().next { _ in log.append("disposed monitor") } }
-        bus.on(Tap.self).monitor().next { _ in log.append("monitor") }
+        _ = bus.on(Tap.self).monitor().next { _ in log.append("monitor") }
         bus.dispatch(Tap())
         #expect(log.value == ["stopper", "monitor"])
         #expect(bus.subscriptionCount == 2)

@@ -18,7 +18,7 @@ struct StickyEventTests {
         bus.dispatch(User(name: "b"), sticky: .latest)
         bus.dispatch(User(name: "r", room: "7"), sticky: .latest)
         let got = Shared<[String]>([])
-        bus.on(User.self).replayingSticky().next { got.append($0.name) }
+        _ = bus.on(User.self).replayingSticky().next { got.append($0.name) }
         #expect(got.value == ["b", "r"])  // every key, in dispatch order
         bus.dispatch(User(name: "c"))
         #expect(got.value == ["b", "r", "c"])
@@ -36,8 +36,8 @@ struct StickyEventTests {
         bus.dispatch(User(name: "z"), sticky: .latest)
         let keyed = Shared<[String]>([])
         let plain = Shared<[String]>([])
-        bus.on(User.self).ofType("2").replayingSticky().next { keyed.append($0.name) }
-        bus.on(User.self).next { plain.append($0.name) }
+        _ = bus.on(User.self).ofType("2").replayingSticky().next { keyed.append($0.name) }
+        _ = bus.on(User.self).next { plain.append($0.name) }
         #expect(keyed.value == ["y"])
         #expect(plain.value.isEmpty)
     }
@@ -48,7 +48,7 @@ struct StickyEventTests {
         for name in ["1", "2", "3", "4", "5"] { bus.dispatch(User(name: name), sticky: .last(3)) }
         #expect(bus.stickyEvents(User.self).map(\.name) == ["3", "4", "5"])
         let got = Shared<[String]>([])
-        bus.on(User.self).replayingSticky().next { got.append($0.name) }
+        _ = bus.on(User.self).replayingSticky().next { got.append($0.name) }
         #expect(got.value == ["3", "4", "5"])
         bus.dispatch(User(name: "only"), sticky: .last(0))
         #expect(bus.stickyEvents(User.self).map(\.name) == ["only"])
@@ -69,7 +69,7 @@ struct StickyEventTests {
         clock.advance(by: .seconds(2))
         #expect(bus.sticky(User.self) == nil)
         let got = Shared<[String]>([])
-        bus.on(User.self).replayingSticky().next { got.append($0.name) }
+        _ = bus.on(User.self).replayingSticky().next { got.append($0.name) }
         #expect(got.value == ["long"])
         #expect(bus.stickyCount == 1)
         // The sweep: plain dispatches of another type let the expired one go, with no read.
@@ -94,8 +94,8 @@ struct StickyEventTests {
         let second = Shared<[String]>([])
         bus.dispatch(User(name: "pending"), sticky: .untilDelivered)
         #expect(bus.stickyCount == 1)
-        bus.on(User.self).replayingSticky().next { first.append($0.name) }
-        bus.on(User.self).replayingSticky().next { second.append($0.name) }
+        _ = bus.on(User.self).replayingSticky().next { first.append($0.name) }
+        _ = bus.on(User.self).replayingSticky().next { second.append($0.name) }
         #expect(first.value == ["pending"])
         #expect(second.value.isEmpty)
         #expect(bus.stickyCount == 0)
@@ -115,7 +115,7 @@ struct StickyEventTests {
             let bus = EventBus()
             bus.dispatch(User(name: "once \(round)"), sticky: .untilDelivered)
             let takers = Shared(0)
-            #expect(concurrently(8) { _ in bus.on(User.self).replayingSticky().next { _ in takers.increment() } })
+            #expect(concurrently(8) { _ in _ = bus.on(User.self).replayingSticky().next { _ in takers.increment() } })
             #expect(takers.value == 1)
         }
     }
@@ -131,7 +131,7 @@ struct StickyEventTests {
         bus.removeAllSticky()
         #expect(bus.stickyCount == 0)
         let got = Shared<[String]>([])
-        bus.on(User.self).replayingSticky().next { got.append($0.name) }
+        _ = bus.on(User.self).replayingSticky().next { got.append($0.name) }
         #expect(got.value.isEmpty)
     }
 
@@ -142,7 +142,7 @@ struct StickyEventTests {
         bus.dispatch(User(name: "kept"), sticky: .latest)
         let got = Shared<[String]>([])
         queue.suspend()  // nothing runs until both the replay and a live event are enqueued
-        bus.on(User.self).atQueue(queue).replayingSticky().next { got.append($0.name) }
+        _ = bus.on(User.self).atQueue(queue).replayingSticky().next { got.append($0.name) }
         bus.dispatch(User(name: "live"))
         queue.resume()
         #expect(drain(queue))

@@ -25,10 +25,10 @@ struct SupertypeTests {
     func deliveredAsSupertypes() {
         let bus = EventBus()
         let log = Shared<[String]>([])
-        bus.on(anyOf: (any Loud).self).next { _ in log.append("loud") }
-        bus.on(anyOf: (any ChatActivity).self).next { log.append("activity \($0.room)") }
-        bus.on(anyOf: (any ChatActivity).self).ofType("7").next { log.append("activity in 7: \($0.room)") }
-        bus.on(MessageSent.self).next { log.append("sent \($0.room)") }
+        _ = bus.on(anyOf: (any Loud).self).next { _ in log.append("loud") }
+        _ = bus.on(anyOf: (any ChatActivity).self).next { log.append("activity \($0.room)") }
+        _ = bus.on(anyOf: (any ChatActivity).self).ofType("7").next { log.append("activity in 7: \($0.room)") }
+        _ = bus.on(MessageSent.self).next { log.append("sent \($0.room)") }
 
         bus.dispatch(MessageSent(room: "7"))
         bus.dispatch(MessageSent(room: "8"))
@@ -73,12 +73,12 @@ struct SupertypeTests {
     func stopCoversSupertypes() {
         let bus = EventBus()
         let log = Shared<[String]>([])
-        bus.on(MessageSent.self).handle { _ in
+        _ = bus.on(MessageSent.self).handle { _ in
             log.append("stopper")
             return .stop
         }
-        bus.on(anyOf: (any ChatActivity).self).next { _ in log.append("activity handler") }
-        bus.on(anyOf: (any ChatActivity).self).monitor().next { _ in log.append("activity monitor") }
+        _ = bus.on(anyOf: (any ChatActivity).self).next { _ in log.append("activity handler") }
+        _ = bus.on(anyOf: (any ChatActivity).self).monitor().next { _ in log.append("activity monitor") }
         bus.dispatch(MessageSent(room: "1"))
         #expect(log.value == ["stopper", "activity monitor"])
     }
@@ -87,7 +87,7 @@ struct SupertypeTests {
     func genericWildcard() {
         let bus = EventBus()
         let seen = Shared<[String]>([])
-        bus.on(anyOf: (any AnyPayload).self).next { seen.append($0.describe) }
+        _ = bus.on(anyOf: (any AnyPayload).self).next { seen.append($0.describe) }
         bus.dispatch(Payload(value: 1))
         bus.dispatch(Payload(value: "two"))
         #expect(seen.value == ["1", "two"])
@@ -99,7 +99,7 @@ struct SupertypeTests {
         let bus = EventBus()
         let dead = Shared(0)
         bus.deadEventHandler = { _ in dead.increment() }
-        bus.on(anyOf: (any ChatActivity).self).next { _ in }
+        _ = bus.on(anyOf: (any ChatActivity).self).next { _ in }
         bus.dispatch(Typing(room: "1"))
         #expect(dead.value == 0)
         bus.dispatch(Ping())

@@ -64,15 +64,15 @@ struct BadInputTests {
         weak let gone = strong
         strong = nil
         let tokens = [
-            bus.on(Note.self).freeWith(gone).next { _ in calls.increment() },
             bus.on(Note.self).freeWith(gone).next { _, _ in calls.increment() },
-            bus.on(Note.self).freeWith(nil as Sentinel?).next { _ in calls.increment() },
+            bus.on(Note.self).freeWith(gone).next { _, _ in calls.increment() },
+            bus.on(Note.self).freeWith(nil as Sentinel?).next { _, _ in calls.increment() },
         ]
         // An owner that dies between `freeWith` and `next`.
         var owner: Sentinel? = Sentinel()
         let maker = bus.on(Note.self).ofType("k").freeWith(owner)
         owner = nil
-        let late = maker.next { _ in calls.increment() }
+        let late = maker.next { _, _ in calls.increment() }
         for token in tokens + [late] {
             #expect(token.isDisposed)
             #expect(token.id == 0)
@@ -106,7 +106,7 @@ struct BadInputTests {
         let gate = DispatchSemaphore(value: 0)
         let calls = Shared(0)
         var bus: EventBus? = EventBus()
-        bus!.on(Note.self).atQueue(queue).next { _ in calls.increment() }
+        _ = bus!.on(Note.self).atQueue(queue).next { _ in calls.increment() }
         queue.async { _ = gate.wait(timeout: .now() + defaultTimeout) }
         for _ in 0..<10 { bus!.dispatch(Note()) }
         bus = nil
@@ -121,7 +121,7 @@ struct BadInputTests {
         let calls = Shared(0)
         let deinits = Shared(0)
         let witness = EventBus()
-        witness.on(Note.self).next { _ in calls.increment() }
+        _ = witness.on(Note.self).next { _ in calls.increment() }
         let queue = DispatchQueue(label: "badinput.teardown")
         for round in 0..<rounds {
             var bus: EventBus? = EventBus()
@@ -177,7 +177,7 @@ struct BadInputTests {
         let log = Shared<[String]>([])
         let long = String(repeating: "ключ🔑", count: 2_000)
         for key in ["", long, "é", "e\u{301}"] {
-            bus.on(Note.self).ofType(key).ofType(key).next { log.append("[\($0.key!.count)]") }
+            _ = bus.on(Note.self).ofType(key).ofType(key).next { log.append("[\($0.key!.count)]") }
         }
         bus.dispatch(Note(key: ""))
         bus.dispatch(Note(key: long))

@@ -51,8 +51,8 @@ struct IsolationAndBridgeBadInputTests {
         let typed = Shared([[Int]](repeating: [], count: threads))
         let raw = Shared(0)
         let legacy = Shared(0)
-        bus.on(Typed.self).next { event in typed.withLock { $0[event.thread].append(event.seq) } }
-        bus.on(notification: .reliabilityBadInput).next { _ in raw.increment() }
+        _ = bus.on(Typed.self).next { event in typed.withLock { $0[event.thread].append(event.seq) } }
+        _ = bus.on(notification: .reliabilityBadInput).next { _ in raw.increment() }
         let observer = center.addObserver(forName: .reliabilityBadInput, object: nil, queue: nil) { _ in
             legacy.increment()
         }
@@ -63,7 +63,7 @@ struct IsolationAndBridgeBadInputTests {
                 let notification = Notification(
                     name: .reliabilityBadInput, object: nil, userInfo: ["thread": thread, "seq": seq])
                 // Half through the center, half through the bus: the same path into the bridge.
-                if seq % 2 == 0 { center.post(notification) } else { bus.dispatch(notification) }
+                if seq % 2 == 0 { center.post(notification) } else { bus.post(notification) }
             }
         }
         #expect(finished)
@@ -112,7 +112,7 @@ struct IsolationAndBridgeBadInputTests {
         #expect(issues.value.allSatisfy { $0.contains("without a name was refused") })
         #expect(bus.subscriptionCount(of: NotificationEvent.self) == 0)
         center.post(name: .reliabilityBadInput, object: nil)
-        bus.dispatch(Notification(name: .reliabilityBadInput))
+        bus.post(Notification(name: .reliabilityBadInput))
         #expect(MainQueue.drain())
         #expect(calls.value == 0)
         #expect(
@@ -173,7 +173,7 @@ struct IsolationAndBridgeBadInputTests {
         let typedToken = bus.on(Typed.self).next { _ in typed.increment() }
         center.post(name: nul, object: nil)
         center.post(name: bare, object: nil)
-        bus.dispatch(Notification(name: nul))
+        bus.post(Notification(name: nul))
         center.post(name: .reliabilityBadInput, object: sender)
         #expect(MainQueue.drain())
         #expect(calls.value == 0 && typed.value == 0)
@@ -231,7 +231,7 @@ struct IsolationAndBridgeBadInputTests {
     func mainActorDeliveriesDieWithTheBus() {
         let calls = Shared(0)
         var bus: EventBus? = EventBus()
-        bus!.on(Note.self).onMainActor().next { _ in calls.increment() }
+        _ = bus!.on(Note.self).onMainActor().next { _ in calls.increment() }
         weak let weakBus = bus
         let gate = MainQueue.block()
         let dispatched = onAnotherThread {
@@ -254,9 +254,9 @@ struct IsolationAndBridgeBadInputTests {
         for round in 0..<rounds {
             var bus: EventBus? = EventBus()
             weak let weakBus = bus
-            bus!.on(Note.self).onMainActor().next { _ in mainActorCalls.increment() }
+            _ = bus!.on(Note.self).onMainActor().next { _ in mainActorCalls.increment() }
             // The owner is already gone:
-            bus!.on(Note.self).onMainActor().freeWith(Sentinel()).next { _ in mainActorCalls.increment() }
+            bus!.on(Note.self).onMainActor().freeWith(Sentinel()).next { _, _ in mainActorCalls.increment() }
             let stream =
                 round % 2 == 0
                 ? bus!.events(of: Note.self) : bus!.events(of: Note.self, bufferingPolicy: .bufferingNewest(4))

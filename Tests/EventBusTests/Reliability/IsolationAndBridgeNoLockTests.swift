@@ -77,11 +77,11 @@ struct IsolationAndBridgeNoLockTests {
 
         switch path {
         case .mainActorHandlerEnqueued:
-            bus.on(Ping.self).onMainActor().next { _ in userCode() }
+            _ = bus.on(Ping.self).onMainActor().next { _ in userCode() }
             #expect(onAnotherThread { bus.dispatch(Ping()) })
             #expect(MainQueue.drain())
         case .mainActorHandlerOnMainQueue:
-            bus.on(Ping.self).onMainActor().next { _ in userCode() }
+            _ = bus.on(Ping.self).onMainActor().next { _ in userCode() }
             let delivered = MainQueue.run { () -> Int in
                 bus.dispatch(Ping())
                 return outcomes.value.count
@@ -110,16 +110,16 @@ struct IsolationAndBridgeNoLockTests {
             bus.dispatch(Ping())
             _ = await AsyncWait.value { await consumer.value }
         case .bridgedNotificationHandler:
-            bus.on(notification: .reliabilityProbe).next { _ in userCode() }
+            _ = bus.on(notification: .reliabilityProbe).next { _ in userCode() }
             center.post(name: .reliabilityProbe, object: nil)
-            bus.dispatch(Notification(name: .reliabilityProbe))
+            bus.post(Notification(name: .reliabilityProbe))
         case .inboundConverter:
             bus.bridge(notification: .reliabilityProbe, to: Typed.self) { _ in
                 userCode()
                 return Typed(value: 1)
             }
             let typed = Shared(0)
-            bus.on(Typed.self).next { _ in typed.increment() }
+            _ = bus.on(Typed.self).next { _ in typed.increment() }
             center.post(name: .reliabilityProbe, object: nil)
             #expect(typed.value == 1)
         case .issueHandlerConversionFailed:

@@ -41,7 +41,7 @@ struct MemoryTests {
                 token.dispose()
             case 1:  // owner-bound, owner released before the dispatch reclaims it
                 var owner: Sentinel? = Sentinel()
-                bus.on(Cycle.self).freeWith(owner).next { _ in calls.value += 1 }
+                bus.on(Cycle.self).freeWith(owner).next { _, _ in calls.value += 1 }
                 owner = nil
                 bus.dispatch(Cycle())
             case 2:  // through a long-lived bag

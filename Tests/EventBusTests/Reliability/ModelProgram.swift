@@ -433,7 +433,7 @@ final class BusRun: @unchecked Sendable {
                 self.deliver(index, event.serial, owner: owner.generation)
             }
         }
-        return owned.next { [unowned self] event in self.deliver(index, event.serial, owner: -1) }
+        return owned.next { [unowned self] _, event in self.deliver(index, event.serial, owner: -1) }
     }
 
     private func deliver(_ index: Int, _ eventSerial: Int, owner: Int) {

@@ -47,12 +47,12 @@ struct NoUserCodeUnderLockTests {
 
         switch path {
         case .handler:
-            bus.on(Ping.self).next { _ in userCode() }
+            _ = bus.on(Ping.self).next { _ in userCode() }
             bus.dispatch(Ping())
             #expect(onAnotherThread { bus.dispatch(Ping()) })
         case .queuedHandler:
             let queue = DispatchQueue(label: "probe.queued")
-            bus.on(Ping.self).atQueue(queue).next { _ in userCode() }
+            _ = bus.on(Ping.self).atQueue(queue).next { _ in userCode() }
             bus.dispatch(Ping())
             #expect(drain(queue))
         case .ownerPassingHandler:
@@ -61,7 +61,7 @@ struct NoUserCodeUnderLockTests {
             bus.dispatch(Ping())
             withExtendedLifetime(owner) {}
         case .keyedHandler:
-            bus.on(Ping.self).ofType("k").next { _ in userCode() }
+            _ = bus.on(Ping.self).ofType("k").next { _ in userCode() }
             bus.dispatch(Ping(key: "k"))
         case .handlerWhileItsTokenIsDisposedElsewhere:
             // The probe disposes the running handler's own token: dispose() must not wait for it.
@@ -83,7 +83,7 @@ struct NoUserCodeUnderLockTests {
                 deinit { onDeinit() }
             }
             let holder = Shared<Owner?>(Owner { userCode() })
-            bus.on(Ping.self).freeWith(holder.value).next { _ in
+            bus.on(Ping.self).freeWith(holder.value).next { _, _ in
                 _ = probe.completes { holder.withLock { $0 = nil } }
             }
             bus.dispatch(Ping())
@@ -115,7 +115,7 @@ struct NoUserCodeUnderLockTests {
             var owner: Sentinel? = Sentinel()
             do {
                 let c = capture()
-                bus.on(Ping.self).freeWith(owner).next { _ in withExtendedLifetime(c) {} }
+                bus.on(Ping.self).freeWith(owner).next { _, _ in withExtendedLifetime(c) {} }
             }
             owner = nil
             bus.dispatch(Ping())
@@ -123,7 +123,7 @@ struct NoUserCodeUnderLockTests {
             var owner: Sentinel? = Sentinel()
             do {
                 let c = capture()
-                bus.on(Ping.self).freeWith(owner).next { _ in withExtendedLifetime(c) {} }
+                bus.on(Ping.self).freeWith(owner).next { _, _ in withExtendedLifetime(c) {} }
             }
             owner = nil
             bus.purge()
@@ -132,7 +132,7 @@ struct NoUserCodeUnderLockTests {
             var owner: Sentinel? = Sentinel()
             do {
                 let c = capture()
-                bus.on(Ping.self).ofType("quiet").freeWith(owner).next { _ in withExtendedLifetime(c) {} }
+                bus.on(Ping.self).ofType("quiet").freeWith(owner).next { _, _ in withExtendedLifetime(c) {} }
             }
             owner = nil
             var operations = 0
@@ -148,23 +148,23 @@ struct NoUserCodeUnderLockTests {
             var dying: EventBus? = EventBus()
             do {
                 let c = DeinitAction { userCode(on: other) }
-                dying!.on(Ping.self).next { _ in withExtendedLifetime(c) {} }
+                _ = dying!.on(Ping.self).next { _ in withExtendedLifetime(c) {} }
             }
             dying = nil
         case .stoppingHandler:
-            bus.on(Ping.self).handle { _ in
+            _ = bus.on(Ping.self).handle { _ in
                 userCode()
                 return .stop
             }
             bus.dispatch(Ping())
         case .monitorAfterStop:
-            bus.on(Ping.self).handle { _ in .stop }
-            bus.on(Ping.self).monitor().next { _ in userCode() }
+            _ = bus.on(Ping.self).handle { _ in .stop }
+            _ = bus.on(Ping.self).monitor().next { _ in userCode() }
             bus.dispatch(Ping())
         case .handlerErrorHook:
             struct Failure: Error {}
             bus.handlerErrorHandler = { _ in userCode() }
-            bus.on(Ping.self).next { _ throws in throw Failure() }
+            _ = bus.on(Ping.self).next { _ throws in throw Failure() }
             bus.dispatch(Ping())
         case .deadEventHook:
             // Only for Ping: the probe's own calls dispatch events nobody receives.
@@ -172,7 +172,7 @@ struct NoUserCodeUnderLockTests {
             bus.dispatch(Ping())
         case .stickyReplay:
             bus.dispatch(Ping(), sticky: .latest)
-            bus.on(Ping.self).replayingSticky().next { _ in userCode() }
+            _ = bus.on(Ping.self).replayingSticky().next { _ in userCode() }
         case .stickyReleaseOnReplace:
             struct Carrier: Event { let action: DeinitAction }
             bus.dispatch(Carrier(action: capture()), sticky: .latest)
@@ -186,11 +186,11 @@ struct NoUserCodeUnderLockTests {
             timed.dispatch(Ping())  // the sweep lets it go
         case .supertypeConversion:
             TracedActivity.onConvert.withLock { $0 = { userCode() } }
-            bus.on(anyOf: (any TracedActivityKind).self).next { _ in }
+            _ = bus.on(anyOf: (any TracedActivityKind).self).next { _ in }
             bus.dispatch(TracedActivity())
             TracedActivity.onConvert.withLock { $0 = nil }
         case .supertypeHandler:
-            bus.on(anyOf: (any TracedActivityKind).self).next { _ in userCode() }
+            _ = bus.on(anyOf: (any TracedActivityKind).self).next { _ in userCode() }
             bus.dispatch(TracedActivity())
         }
         let results = outcomes.value

@@ -91,7 +91,7 @@ struct OwnerLifetimeTests {
                     withExtendedLifetime(capture) { book.delivered(to: owner.id) }
                 }
             } else {
-                maker.freeWith(owner).next { _ in withExtendedLifetime(capture) { book.delivered(to: id) } }
+                maker.freeWith(owner).next { _, _ in withExtendedLifetime(capture) { book.delivered(to: id) } }
             }
             piles[id % Self.releasers].owners.append(owner)
         }
@@ -158,7 +158,7 @@ struct OwnerLifetimeTests {
                 var ring: [Owner?] = Array(repeating: nil, count: 4)
                 for id in stride(from: thread, to: count, by: 2) {
                     let owner = Owner(id: id, book: book, bus: bus, probe: probe)
-                    bus.on(Beat.self).ofType("quiet").freeWith(owner).next { _ in book.delivered(to: id) }
+                    bus.on(Beat.self).ofType("quiet").freeWith(owner).next { _, _ in book.delivered(to: id) }
                     ring[id / 2 % ring.count] = owner
                 }
                 releasing.withLock { $0 -= 1 }
@@ -193,10 +193,10 @@ struct OwnerLifetimeTests {
         let keys = (0..<10).map { "k\($0)" }
         var everyKey = bus.on(Beat.self)
         for key in keys { everyKey = everyKey.ofType(key) }
-        everyKey.freeWith(owner).next { _ in }
+        everyKey.freeWith(owner).next { _, _ in }
         for key in keys {
             let capture = DeinitAction { released.increment() }
-            bus.on(Beat.self).ofType(key).freeWith(owner).next { _ in withExtendedLifetime(capture) {} }
+            bus.on(Beat.self).ofType(key).freeWith(owner).next { _, _ in withExtendedLifetime(capture) {} }
         }
         let live = bus.on(Beat.self).ofType("k3").next { _ in }
         owner = nil
@@ -216,7 +216,7 @@ struct OwnerLifetimeTests {
         let calls = Shared(0)
         var owner: Sentinel? = Sentinel()
         weak let weakOwner = owner
-        bus.on(Beat.self).freeWith(owner).next { _ in calls.increment() }
+        bus.on(Beat.self).freeWith(owner).next { _, _ in calls.increment() }
         // More than two sweep intervals of dispatches to a type without subscribers: the sweeps
         // read (and so briefly retain) the live owner.
         for _ in 0..<(2 * bus.index.dispatchesPerSweepTurn + 10) { bus.dispatch(Nobody()) }
@@ -236,7 +236,7 @@ struct OwnerLifetimeTests {
             let capture = DeinitAction { released.increment() }
             var maker = bus.on(Beat.self)
             if let key { maker = maker.ofType(key) }
-            maker.freeWith(owner).next { _ in withExtendedLifetime(capture) {} }
+            maker.freeWith(owner).next { _, _ in withExtendedLifetime(capture) {} }
         }
         owner = nil
         #expect(released.value == 0)
@@ -258,7 +258,7 @@ struct OwnerLifetimeTests {
         var other: Sentinel? = Sentinel()
         do {
             let capture = DeinitAction { released.increment() }
-            bus.on(Beat.self).ofType("quiet").freeWith(other).next { _ in withExtendedLifetime(capture) {} }
+            bus.on(Beat.self).ofType("quiet").freeWith(other).next { _, _ in withExtendedLifetime(capture) {} }
         }
         other = nil
         bus.dispatch(Beat(n: 1))  // key nil: does not reach the "quiet" list

@@ -114,7 +114,7 @@ final class WeakReference: @unchecked Sendable {
     init(_ object: AnyObject) { self.object = object }
 }
 
-extension SubscriberMaker where Delivery == EventDelivery.Synchronous {
+extension SubscriberMaker where Delivery == EventDelivery.Synchronous, Owner == Never {
     /// `next` on this maker, or on `atQueue(queue)` when a queue is given: for tests that choose the
     /// delivery at run time (the two makers have different types).
     @discardableResult

@@ -139,15 +139,15 @@ let solo = "solo"
 func subscribe(_ bus: EventBus, slot: Int, owner: Owner?) -> EventToken {
     switch (slot, owner) {
     case (0, nil): return bus.on(Probe.self).ofType(crowd).next { sink.total &+= $0.value }
-    case (0, let owner?): return bus.on(Probe.self).ofType(crowd).freeWith(owner).next { sink.total &+= $0.value }
+    case (0, let owner?): return bus.on(Probe.self).ofType(crowd).freeWith(owner).next { sink.total &+= $1.value }
     case (1, nil): return bus.on(Filler<TagA>.self).next { sink.total &+= $0.value }
-    case (1, let owner?): return bus.on(Filler<TagA>.self).freeWith(owner).next { sink.total &+= $0.value }
+    case (1, let owner?): return bus.on(Filler<TagA>.self).freeWith(owner).next { sink.total &+= $1.value }
     case (2, nil): return bus.on(Filler<TagB>.self).next { sink.total &+= $0.value }
-    case (2, let owner?): return bus.on(Filler<TagB>.self).freeWith(owner).next { sink.total &+= $0.value }
+    case (2, let owner?): return bus.on(Filler<TagB>.self).freeWith(owner).next { sink.total &+= $1.value }
     case (3, nil): return bus.on(Filler<TagC>.self).next { sink.total &+= $0.value }
-    case (3, let owner?): return bus.on(Filler<TagC>.self).freeWith(owner).next { sink.total &+= $0.value }
+    case (3, let owner?): return bus.on(Filler<TagC>.self).freeWith(owner).next { sink.total &+= $1.value }
     case (_, nil): return bus.on(Filler<TagD>.self).next { sink.total &+= $0.value }
-    case (_, let owner?): return bus.on(Filler<TagD>.self).freeWith(owner).next { sink.total &+= $0.value }
+    case (_, let owner?): return bus.on(Filler<TagD>.self).freeWith(owner).next { sink.total &+= $1.value }
     }
 }
 
@@ -270,8 +270,8 @@ func run(_ options: Options) -> Bool {
             _ = subscribe(bus, slot: slot, owner: owner)
         }
     }
-    bus.on(Probe.self).ofType(solo).next { sink.total &+= $0.value }
-    bus.on(Beat.self).next { sink.total &+= $0.value }
+    _ = bus.on(Probe.self).ofType(solo).next { sink.total &+= $0.value }
+    _ = bus.on(Beat.self).next { sink.total &+= $0.value }
     bus.dispatch(Probe(value: 0, key: solo))  // steady state: whatever the bus caches is built
     bus.dispatch(Beat(value: 0))
     bus.dispatch(Nobody(value: 0))

@@ -1,0 +1,13 @@
+// Declarations shared by every compile check in this directory: an app with types of its own
+// named like EventBus's (issue 14, item 5).
+import EventBus
+
+/// The app's own event type, unrelated to the bus.
+struct Event {
+    let name: String
+}
+
+/// The app's own token and bag types.
+struct EventToken {}
+final class DisposeBag {}
+enum JSONValue {}

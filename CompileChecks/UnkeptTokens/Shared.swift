@@ -1,0 +1,10 @@
+// Declarations shared by every compile check in this directory (type-checked with each one).
+import EventBus
+
+struct Ping: Event {
+    let text: String
+}
+
+final class Badge: EventSubscribing, Sendable {
+    func show(_ ping: Ping) { print(ping.text) }
+}

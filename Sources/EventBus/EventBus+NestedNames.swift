@@ -1,0 +1,117 @@
+// `EventBus.Event` and its siblings: the module and its main class share the name `EventBus`, so in
+// an app that declares its own `Event` (or `EventToken`, …) a qualified `EventBus.Event` is looked up
+// in the class, not in the module. These nested aliases make the qualified names resolve. The
+// generic `SubscriberMaker` and `EventStream` have none: an app rarely spells them, and a generic
+// alias would have to repeat their constraints.
+
+extension EventBus {
+    /// The ``/EventBus/Event`` protocol, under a name that works where `Event` alone means another
+    /// type: `struct Ping: EventBus.Event {}` in an app that has an `Event` of its own.
+    ///
+    /// Handlers and delivery are those of ``/EventBus/Event``; this is the same protocol.
+    ///
+    /// ```swift
+    /// struct Event {}                       // the app's own type
+    /// struct Ping: EventBus.Event {}        // the bus's protocol
+    /// EventBus.shared.dispatch(Ping())
+    /// ```
+    public typealias Event = _EventBusModuleNames._Event
+
+    /// The ``/EventBus/EventRoutingKey`` protocol, as `EventBus.EventRoutingKey`.
+    ///
+    /// ```swift
+    /// enum Room: String, EventBus.EventRoutingKey { case lobby }
+    /// ```
+    public typealias EventRoutingKey = _EventBusModuleNames._EventRoutingKey
+
+    /// The ``/EventBus/EventSubscribing`` protocol, as `EventBus.EventSubscribing`.
+    ///
+    /// Its subscriptions end when the instance is deallocated, as with the unqualified name.
+    ///
+    /// ```swift
+    /// final class Badge: EventBus.EventSubscribing, Sendable {}
+    /// ```
+    public typealias EventSubscribing = _EventBusModuleNames._EventSubscribing
+
+    /// The ``/EventBus/EventToken`` type, as `EventBus.EventToken`: `dispose()` ends the
+    /// subscription, from any thread.
+    ///
+    /// ```swift
+    /// var tokens: [EventBus.EventToken] = []
+    /// ```
+    public typealias EventToken = _EventBusModuleNames._EventToken
+
+    /// The ``/EventBus/DisposeBag`` type, as `EventBus.DisposeBag`: it disposes its tokens when it
+    /// is deallocated or emptied.
+    ///
+    /// ```swift
+    /// let bag = EventBus.DisposeBag()
+    /// ```
+    public typealias DisposeBag = _EventBusModuleNames._DisposeBag
+
+    /// The ``/EventBus/JSONValue`` type, as `EventBus.JSONValue`.
+    ///
+    /// ```swift
+    /// let payload: EventBus.JSONValue = ["count": 3]
+    /// ```
+    public typealias JSONValue = _EventBusModuleNames._JSONValue
+
+    /// The ``/EventBus/JSONObject`` type, as `EventBus.JSONObject`.
+    ///
+    /// ```swift
+    /// let members: EventBus.JSONObject = ["count": 3]
+    /// ```
+    public typealias JSONObject = _EventBusModuleNames._JSONObject
+
+    /// The ``/EventBus/JSONArray`` type, as `EventBus.JSONArray`.
+    ///
+    /// ```swift
+    /// let elements: EventBus.JSONArray = [1, 2, 3]
+    /// ```
+    public typealias JSONArray = _EventBusModuleNames._JSONArray
+
+    /// The ``/EventBus/JSONEvent`` type, as `EventBus.JSONEvent`.
+    ///
+    /// ```swift
+    /// EventBus.shared.dispatch(EventBus.JSONEvent(id: "cart.updated", payload: ["count": 3]))
+    /// ```
+    public typealias JSONEvent = _EventBusModuleNames._JSONEvent
+
+    /// The ``/EventBus/EventDelivery`` markers, as `EventBus.EventDelivery`.
+    ///
+    /// ```swift
+    /// let maker = EventBus.shared.on(LoginEvent.self).onMainActor()   // …, EventBus.EventDelivery.MainActor>
+    /// ```
+    public typealias EventDelivery = _EventBusModuleNames._EventDelivery
+
+    /// The ``/EventBus/EventDeliveryStyle`` protocol, as `EventBus.EventDeliveryStyle`.
+    ///
+    /// ```swift
+    /// func describe<D: EventBus.EventDeliveryStyle>(_: D.Type) -> String { "\(D.self)" }
+    /// ```
+    public typealias EventDeliveryStyle = _EventBusModuleNames._EventDeliveryStyle
+
+    /// The ``/EventBus/NonisolatedDelivery`` protocol, as `EventBus.NonisolatedDelivery`.
+    ///
+    /// ```swift
+    /// func isNonisolated<D: EventBus.NonisolatedDelivery>(_: D.Type) -> Bool { true }
+    /// ```
+    public typealias NonisolatedDelivery = _EventBusModuleNames._NonisolatedDelivery
+}
+
+/// The module's top-level names, reachable from inside `extension EventBus` (where `Event` alone
+/// would be the nested alias itself). Not API: use the names without the underscore.
+public enum _EventBusModuleNames {
+    public typealias _Event = Event
+    public typealias _EventRoutingKey = EventRoutingKey
+    public typealias _EventSubscribing = EventSubscribing
+    public typealias _EventToken = EventToken
+    public typealias _DisposeBag = DisposeBag
+    public typealias _JSONValue = JSONValue
+    public typealias _JSONObject = JSONObject
+    public typealias _JSONArray = JSONArray
+    public typealias _JSONEvent = JSONEvent
+    public typealias _EventDelivery = EventDelivery
+    public typealias _EventDeliveryStyle = EventDeliveryStyle
+    public typealias _NonisolatedDelivery = NonisolatedDelivery
+}

@@ -92,13 +92,13 @@ extension Greenrobot {
             let bus = EventBus()
             let calls = Shared(0)
             let stopNext = Shared(true)
-            bus.on(StringEvent.self).priority(.high).handle { _ in
+            _ = bus.on(StringEvent.self).priority(.high).handle { _ in
                 stopNext.withLock { stop in
                     defer { stop = false }
                     return stop ? .stop : .continue
                 }
             }
-            bus.on(StringEvent.self).next { _ in calls.increment() }
+            _ = bus.on(StringEvent.self).next { _ in calls.increment() }
             bus.dispatch(StringEvent("1"))
             #expect(calls.value == 0)
             bus.dispatch(StringEvent("2"))

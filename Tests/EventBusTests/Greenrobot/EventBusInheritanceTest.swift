@@ -81,11 +81,11 @@ extension Greenrobot {
                     interface = interface.replayingSticky()
                     interfaceExtended = interfaceExtended.replayingSticky()
                 }
-                object.next { [self] _ in count("Object") }
-                myEvent.next { [self] _ in count("MyEvent") }
-                extended.next { [self] _ in count("MyEventExtended") }
-                interface.next { [self] _ in count("MyEventInterface") }
-                interfaceExtended.next { [self] _ in count("MyEventInterfaceExtended") }
+                _ = object.next { [self] _ in count("Object") }
+                _ = myEvent.next { [self] _ in count("MyEvent") }
+                _ = extended.next { [self] _ in count("MyEventExtended") }
+                _ = interface.next { [self] _ in count("MyEventInterface") }
+                _ = interfaceExtended.next { [self] _ in count("MyEventInterfaceExtended") }
             }
         }
 
@@ -161,13 +161,13 @@ extension Greenrobot {
             }
             let bus = EventBus()
             let calls = Shared<[String]>([])
-            bus.on(anyOf: (any ObjectEvent).self).next { _ in calls.append("Object") }
-            bus.on(Converted.self).next { _ in calls.append("Converted") }
+            _ = bus.on(anyOf: (any ObjectEvent).self).next { _ in calls.append("Object") }
+            _ = bus.on(Converted.self).next { _ in calls.append("Converted") }
             bus.dispatch(Converted())
             #expect(calls.value == ["Converted", "Object"])
             #expect(Converted.conversions.value == 0)
 
-            bus.on(anyOf: (any MyEventInterface).self).next { _ in calls.append("MyEventInterface") }
+            _ = bus.on(anyOf: (any MyEventInterface).self).next { _ in calls.append("MyEventInterface") }
             bus.dispatch(Converted())
             #expect(calls.value == ["Converted", "Object", "Converted", "MyEventInterface", "Object"])
             #expect(Converted.conversions.value == 1)

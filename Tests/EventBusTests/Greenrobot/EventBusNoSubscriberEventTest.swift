@@ -63,7 +63,7 @@ extension Greenrobot {
                 bus?.dispatch(NoSubscriberNotice(original: (dead.event as? StringEvent)?.text ?? "?"))
             }
             // BadNoSubscriberSubscriber.
-            bus.on(NoSubscriberNotice.self).next { notice throws in
+            _ = bus.on(NoSubscriberNotice.self).next { notice throws in
                 throw Bad(message: "I'm bad: \(notice.original)")
             }
             bus.dispatch(StringEvent("Foo"))
@@ -83,7 +83,7 @@ extension Greenrobot {
             let bus = EventBus()
             let dead = Shared<[String?]>([])
             bus.deadEventHandler = { event in dead.withLock { $0.append(event.key) } }
-            bus.on(Keyed.self).ofType("a").next { _ in }
+            _ = bus.on(Keyed.self).ofType("a").next { _ in }
             bus.dispatch(Keyed(key: "a"))
             bus.dispatch(Keyed(key: "b"))
             #expect(dead.value == ["b"])

@@ -61,7 +61,9 @@ extension Greenrobot {
             bus.dispatch(IntTestEvent(7), sticky: .latest)
             this.register(on: bus)
             // StickyIntTestSubscriber, tracking into the same counter.
-            bus.on(IntTestEvent.self).replayingSticky().next { [tracker = this.tracker] event in tracker.track(event) }
+            _ = bus.on(IntTestEvent.self).replayingSticky().next { [tracker = this.tracker] event in
+                tracker.track(event)
+            }
             #expect(this.eventCount == 3)
 
             bus.dispatch(StringEvent("Sticky"), sticky: .latest)
@@ -179,7 +181,7 @@ extension Greenrobot {
             let this = StickySubscriber()
             // RemoveStickySubscriber: removes the kept event while it is being delivered live.
             let removed = Shared(-1)
-            bus.on(StringEvent.self).replayingSticky().next { [weak bus] _ in
+            _ = bus.on(StringEvent.self).replayingSticky().next { [weak bus] _ in
                 let count = bus?.removeSticky(StringEvent.self) ?? -1
                 removed.withLock { $0 = count }
             }

@@ -48,10 +48,10 @@ extension Greenrobot {
                 // SubscriberExceptionEvent subscriber; here the handler itself makes that choice.
                 if message != "Bad" { bus?.dispatch(SubscriberExceptionEvent(message: message)) }
             }
-            bus.on(StringEvent.self).next { _ throws in throw RuntimeException(message: "Bar") }
+            _ = bus.on(StringEvent.self).next { _ throws in throw RuntimeException(message: "Bar") }
             // BadExceptionSubscriber, and the test's own onEvent(SubscriberExceptionEvent).
-            bus.on(SubscriberExceptionEvent.self).next { _ throws in throw RuntimeException(message: "Bad") }
-            bus.on(SubscriberExceptionEvent.self).next { event in tracker.track(event.message) }
+            _ = bus.on(SubscriberExceptionEvent.self).next { _ throws in throw RuntimeException(message: "Bad") }
+            _ = bus.on(SubscriberExceptionEvent.self).next { event in tracker.track(event.message) }
             bus.dispatch(StringEvent("Foo"))
             #expect(tracker.eventCount == 1)
             #expect(tracker.lastEvent == "Bar")
@@ -64,15 +64,15 @@ extension Greenrobot {
             let calls = Shared<[String]>([])
             let reports = Shared(0)
             bus.handlerErrorHandler = { _ in reports.increment() }
-            bus.on(StringEvent.self).priority(.high).next { _ throws in
+            _ = bus.on(StringEvent.self).priority(.high).next { _ throws in
                 calls.append("high")
                 throw RuntimeException(message: "high")
             }
-            bus.on(StringEvent.self).next { _ throws in
+            _ = bus.on(StringEvent.self).next { _ throws in
                 calls.append("normal")
                 throw RuntimeException(message: "normal")
             }
-            bus.on(StringEvent.self).monitor().next { _ in calls.append("monitor") }
+            _ = bus.on(StringEvent.self).monitor().next { _ in calls.append("monitor") }
             bus.dispatch(StringEvent("Foo"))
             #expect(calls.value == ["high", "normal", "monitor"])
             #expect(reports.value == 2)

@@ -97,6 +97,55 @@ extension EventBus {
     /// func isNonisolated<D: EventBus.NonisolatedDelivery>(_: D.Type) -> Bool { true }
     /// ```
     public typealias NonisolatedDelivery = _EventBusModuleNames._NonisolatedDelivery
+
+    /// The ``/EventBus/EventPriority`` enum, as `EventBus.EventPriority`.
+    ///
+    /// ```swift
+    /// let priority: EventBus.EventPriority = .high
+    /// ```
+    public typealias EventPriority = _EventBusModuleNames._EventPriority
+
+    /// The ``/EventBus/EventPropagation`` enum, as `EventBus.EventPropagation`.
+    ///
+    /// ```swift
+    /// let decision: EventBus.EventPropagation = .stop
+    /// ```
+    public typealias EventPropagation = _EventBusModuleNames._EventPropagation
+
+    /// The ``/EventBus/StickyPolicy`` struct, as `EventBus.StickyPolicy`.
+    ///
+    /// ```swift
+    /// let policy: EventBus.StickyPolicy = .latest
+    /// ```
+    public typealias StickyPolicy = _EventBusModuleNames._StickyPolicy
+
+    /// The ``/EventBus/ManualEventClock`` class, as `EventBus.ManualEventClock`.
+    ///
+    /// ```swift
+    /// let clock = EventBus.ManualEventClock()
+    /// ```
+    public typealias ManualEventClock = _EventBusModuleNames._ManualEventClock
+
+    /// The ``/EventBus/DeadEvent`` struct, as `EventBus.DeadEvent`.
+    ///
+    /// ```swift
+    /// func log(_ dead: EventBus.DeadEvent) { print(dead.event) }
+    /// ```
+    public typealias DeadEvent = _EventBusModuleNames._DeadEvent
+
+    /// The ``/EventBus/HandlerError`` struct, as `EventBus.HandlerError`.
+    ///
+    /// ```swift
+    /// func log(_ failure: EventBus.HandlerError) { print(failure) }
+    /// ```
+    public typealias HandlerError = _EventBusModuleNames._HandlerError
+
+    /// The ``/EventBus/DeliveredAsSupertypes`` protocol, as `EventBus.DeliveredAsSupertypes`.
+    ///
+    /// ```swift
+    /// func isDeliveredAsSupertypes<E: EventBus.DeliveredAsSupertypes>(_: E.Type) -> Bool { true }
+    /// ```
+    public typealias DeliveredAsSupertypes = _EventBusModuleNames._DeliveredAsSupertypes
 }
 
 /// The module's top-level names, reachable from inside `extension EventBus` (where `Event` alone
@@ -114,4 +163,11 @@ public enum _EventBusModuleNames {
     public typealias _EventDelivery = EventDelivery
     public typealias _EventDeliveryStyle = EventDeliveryStyle
     public typealias _NonisolatedDelivery = NonisolatedDelivery
+    public typealias _EventPriority = EventPriority
+    public typealias _EventPropagation = EventPropagation
+    public typealias _StickyPolicy = StickyPolicy
+    public typealias _ManualEventClock = ManualEventClock
+    public typealias _DeadEvent = DeadEvent
+    public typealias _HandlerError = HandlerError
+    public typealias _DeliveredAsSupertypes = DeliveredAsSupertypes
 }

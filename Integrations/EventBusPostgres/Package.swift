@@ -43,27 +43,46 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        // What the demo, the peer process, the benchmark and the tests share: a database URL read
+        // from the environment, a running node (client + bridge), a recorder of events. Not a product.
+        .target(
+            name: "ClusterSupport",
+            dependencies: [
+                "EventBusPostgres",
+                .product(name: "EventBus", package: "EventBus"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
         // Two bridges on one database, in one run: `swift run ClusterDemo` (README).
         .executableTarget(
             name: "ClusterDemo",
-            dependencies: ["EventBusPostgres"],
+            dependencies: ["ClusterSupport"],
             swiftSettings: upcomingFeatures
         ),
         // The second process of the cross-process test: publishes or receives on request.
         .executableTarget(
             name: "ClusterPeer",
-            dependencies: ["EventBusPostgres"],
+            dependencies: ["ClusterSupport"],
             swiftSettings: upcomingFeatures
         ),
         // Events per second and publish-to-remote-handler latency over loopback.
         .executableTarget(
             name: "EventBusPostgresBenchmark",
-            dependencies: ["EventBusPostgres"],
+            dependencies: ["ClusterSupport"],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(
             name: "EventBusPostgresTests",
-            dependencies: ["EventBusPostgres"],
+            dependencies: [
+                "EventBusPostgres",
+                "ClusterSupport",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             swiftSettings: upcomingFeatures
         ),
     ],

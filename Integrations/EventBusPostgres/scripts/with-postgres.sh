@@ -49,7 +49,13 @@ options="-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off"
 "${pg_ctl[@]}" -o "$options" -w start >/dev/null || { cat "$dir/server.log"; exit 1; }
 
 # A restart command for the server-restart test.
-{ echo '#!/usr/bin/env bash'; echo "exec $(printf '%q ' "${pg_ctl[@]}" -o "$options" -m fast -w restart)"; } >"$dir/restart.sh"
+# It closes the descriptors it inherited first: the restarted server would hold them open, and
+# Foundation's Process (the test's) reports the end of a child only once they are all closed.
+{
+    echo '#!/usr/bin/env bash'
+    echo 'for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null; done'
+    echo "exec $(printf '%q ' "${pg_ctl[@]}" -o "$options" -m fast -w restart)"
+} >"$dir/restart.sh"
 chmod 755 "$dir/restart.sh"
 
 export EVENTBUS_POSTGRES_URL="postgres://eventbus@127.0.0.1:$port/postgres"

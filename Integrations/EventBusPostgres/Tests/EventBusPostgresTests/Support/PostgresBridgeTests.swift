@@ -72,7 +72,10 @@ struct PostgresBridgeTests {
     /// Sends `payload` on `channel` as an outsider would.
     static func rawNotify(_ payload: String, on channel: String) async throws {
         try await withConnection { connection in
-            try await connection.query("SELECT pg_notify(\(channel), \(payload))", logger: Logger(label: "tests"))
+            // Read to the end: a server error arrives after the row description.
+            let rows = try await connection.query(
+                "SELECT pg_notify(\(channel), \(payload))", logger: Logger(label: "tests"))
+            for try await _ in rows {}
         }
     }
 

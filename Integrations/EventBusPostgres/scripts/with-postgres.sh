@@ -73,9 +73,11 @@ swift build --package-path "$pkg" --build-tests -Xswiftc -warnings-as-errors >"$
     || { tail -n 40 "$log.build"; echo "postgres bridge: BUILD FAILED"; exit 1; }
 status=0
 timeout -k 5 "${EVENTBUS_POSTGRES_TEST_TIMEOUT:-600}" swift test --package-path "$pkg" --skip-build >"$log" 2>&1 || status=$?
-grep -E '✘|skipped|Test run|^bridge:' "$log" || true
+# A skipped test or suite reads: (Test|Suite) "name" skipped[: "reason"]
+skip_line='(Test|Suite) .*" skipped(\.|: )'
+grep -E "✘|$skip_line|Test run|^bridge:" "$log" || true
 summary=$(grep -Eo 'Test run with [0-9]+ tests? in [0-9]+ suites? (passed|failed)[^.]*' "$log" | tail -n 1 || true)
-if [ "$status" -ne 0 ] || [ -z "$summary" ] || grep -q ' skipped' "$log"; then
+if [ "$status" -ne 0 ] || [ -z "$summary" ] || grep -Eq "$skip_line" "$log"; then
     tail -n 60 "$log"
     echo "postgres bridge: FAILED (exit $status; a test that skipped counts as a failure)"
     exit 1

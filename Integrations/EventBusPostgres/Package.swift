@@ -58,7 +58,11 @@ let package = Package(
         // Two bridges on one database, in one run: `swift run ClusterDemo` (README).
         .executableTarget(
             name: "ClusterDemo",
-            dependencies: ["ClusterSupport"],
+            dependencies: [
+                "ClusterSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: upcomingFeatures
         ),
         // The second process of the cross-process test: publishes or receives on request.

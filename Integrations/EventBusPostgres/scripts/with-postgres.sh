@@ -9,7 +9,8 @@
 #   Integrations/EventBusPostgres/scripts/with-postgres.sh swift run --package-path Integrations/EventBusPostgres ClusterDemo
 #
 # The default builds the package (tests included) with warnings as errors, runs `swift test`, fails
-# if any test failed or skipped, and ends with one line: "postgres bridge: N tests passed ...".
+# if any test failed or skipped, runs the ClusterDemo example, and ends with one line:
+# "postgres bridge: N tests passed ...". .ci/run calls it so.
 set -euo pipefail
 pkg=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -82,6 +83,10 @@ if [ "$status" -ne 0 ] || [ -z "$summary" ] || grep -Eq "$skip_line" "$log"; the
     echo "postgres bridge: FAILED (exit $status; a test that skipped counts as a failure)"
     exit 1
 fi
+# The example app (two instances in one run), on the same server: it must finish with "Done.".
+bin_path=$(swift build --package-path "$pkg" --show-bin-path)
+timeout -k 5 120 "$bin_path/ClusterDemo" >"$dir/demo.log" 2>&1 || { cat "$dir/demo.log"; echo "postgres bridge: ClusterDemo FAILED"; exit 1; }
+grep -q '^Done.$' "$dir/demo.log" || { cat "$dir/demo.log"; echo "postgres bridge: ClusterDemo did not finish"; exit 1; }
 tests=$(sed -E 's/Test run with ([0-9]+) tests?.*/\1/' <<<"$summary")
 figures=$(grep -E '^bridge:' "$log" | sed -E 's/^bridge: //' | paste -sd ';' - || true)
-echo "postgres bridge: $tests tests passed against PostgreSQL on 127.0.0.1:$port, none skipped; ${figures:-no figures}; $((SECONDS - start)) s"
+echo "postgres bridge: $tests tests passed against PostgreSQL on 127.0.0.1:$port, none skipped; ${figures:-no figures}; ClusterDemo printed $(wc -l <"$dir/demo.log") lines and finished; $((SECONDS - start)) s"

@@ -224,7 +224,9 @@ public final class PostgresEventBridge: Service, Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let payload = String(decoding: try encoder.encode(event), as: UTF8.self)
-        let keyJSON = try event.eventType._eventRoutingKey.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
+        let keyJSON = try event.eventType._eventRoutingKey.map {
+            String(decoding: try encoder.encode($0), as: UTF8.self)
+        }
         return (wireName, payload, keyJSON)
     }
 

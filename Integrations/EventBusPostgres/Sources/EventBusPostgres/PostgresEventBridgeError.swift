@@ -42,7 +42,8 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidChannelName(let name):
-            return "invalid channel name \(name.debugDescription): use 1 to 63 bytes of [a-z0-9_], not starting with a digit"
+            return
+                "invalid channel name \(name.debugDescription): use 1 to 63 bytes of [a-z0-9_], not starting with a digit"
         case .unregisteredType(let type):
             return "\(type) is not registered with the bridge: call register(_:as:) first"
         case .payloadTooLarge(let bytes):

@@ -90,8 +90,10 @@ func runBenchmark() async throws {
     try await receiver.start()
     let count = Int(ProcessInfo.processInfo.environment["BENCH_EVENTS"] ?? "") ?? 5_000
     try await measure("warm-up", sender: sender, receiver: receiver, count: 500, concurrency: 1)
-    try await measure("sequential (1 publisher awaiting each)", sender: sender, receiver: receiver, count: count, concurrency: 1)
-    try await measure("concurrent (16 publishing tasks, batched)", sender: sender, receiver: receiver, count: count, concurrency: 16)
+    try await measure(
+        "sequential (1 publisher awaiting each)", sender: sender, receiver: receiver, count: count, concurrency: 1)
+    try await measure(
+        "concurrent (16 publishing tasks, batched)", sender: sender, receiver: receiver, count: count, concurrency: 16)
     let issues = sender.issues.events.count + receiver.issues.events.count
     print("issues reported: \(issues)")
     await sender.stop()

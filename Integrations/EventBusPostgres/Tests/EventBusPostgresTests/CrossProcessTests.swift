@@ -15,7 +15,9 @@ extension PostgresBridgeTests {
             let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             var directory = bundle.deletingLastPathComponent()
             // On macOS the test binary sits inside the .xctest bundle.
-            while directory.path != "/" && !FileManager.default.fileExists(atPath: directory.appendingPathComponent("ClusterPeer").path) {
+            while directory.path != "/"
+                && !FileManager.default.fileExists(atPath: directory.appendingPathComponent("ClusterPeer").path)
+            {
                 directory = directory.deletingLastPathComponent()
             }
             let peer = directory.appendingPathComponent("ClusterPeer")
@@ -50,7 +52,8 @@ extension PostgresBridgeTests {
 
                 let deadline = ContinuousClock.now + .seconds(60)
                 while !output.withLockedValue({ $0.contains("ready\n") }) {
-                    try #require(peer.isRunning && ContinuousClock.now < deadline, "peer: \(output.withLockedValue { $0 })")
+                    try #require(
+                        peer.isRunning && ContinuousClock.now < deadline, "peer: \(output.withLockedValue { $0 })")
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 for n in 0..<100 { try await local.bridge.publish(Ping(from: "local", n: n)) }

@@ -9,7 +9,8 @@ import Testing
 extension PostgresBridgeTests {
     @Suite("Delivery: exactly once each way, no echo, on the bus queue")
     struct DeliveryTests {
-        @Test("each instance gets the other's event exactly once and its own exactly once (locally), off the event loops")
+        @Test(
+            "each instance gets the other's event exactly once and its own exactly once (locally), off the event loops")
         func exactlyOnceEachWayNoEcho() async throws {
             try await PostgresBridgeTests.withNodes(["a", "b"]) { nodes in
                 let (a, b) = (nodes[0], nodes[1])

@@ -6,7 +6,9 @@ import Testing
 extension PostgresBridgeTests {
     @Suite("Order: per-publisher order, and one total order for every receiver")
     struct OrderTests {
-        @Test("1,000 events from each of two concurrent publishers: in publish order, and the same order at every receiver")
+        @Test(
+            "1,000 events from each of two concurrent publishers: in publish order, and the same order at every receiver"
+        )
         func twoPublishersOneOrder() async throws {
             try await PostgresBridgeTests.withNodes(["a", "b", "c", "d"]) { nodes in
                 let (a, b, c, d) = (nodes[0], nodes[1], nodes[2], nodes[3])
@@ -47,7 +49,8 @@ extension PostgresBridgeTests {
             }
         }
 
-        @Test("a burst of 500 concurrent publishes from one bridge: each delivered once, in one order for all receivers")
+        @Test(
+            "a burst of 500 concurrent publishes from one bridge: each delivered once, in one order for all receivers")
         func burst() async throws {
             var settings = PostgresEventBridge.Configuration()
             settings.publishBufferCapacity = 10_000

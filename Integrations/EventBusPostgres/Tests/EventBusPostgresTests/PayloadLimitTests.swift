@@ -19,7 +19,8 @@ extension PostgresBridgeTests {
             return 0
         }
 
-        @Test("an envelope of exactly 7,999 bytes is delivered; one of 8,000 is refused, reported, and delivered nowhere")
+        @Test(
+            "an envelope of exactly 7,999 bytes is delivered; one of 8,000 is refused, reported, and delivered nowhere")
         func boundary() async throws {
             try await PostgresBridgeTests.withNodes(["a", "b"]) { nodes in
                 let (a, b) = (nodes[0], nodes[1])

@@ -31,7 +31,7 @@ extension PostgresBridgeTests {
                 do {
                     try await sender.bridge.publish(Ping(from: sender.name, n: marker))
                     break
-                } catch where ContinuousClock.now < deadline {
+                } catch  where ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(200))
                 }
             }
@@ -72,7 +72,8 @@ extension PostgresBridgeTests {
                 let pids = try await PostgresBridgeTests.backendPIDs(of: a.name)
                 try #require(pids.count == 1)
                 // SIGSTOP: the TCP connection stays open, but nothing comes back on it.
-                try #require(kill(pids[0], SIGSTOP) == 0, "cannot signal the backend (run the server as this user or as root)")
+                try #require(
+                    kill(pids[0], SIGSTOP) == 0, "cannot signal the backend (run the server as this user or as root)")
                 defer { _ = kill(pids[0], SIGCONT) }
                 let interrupted = await a.statuses.wait(timeout: .seconds(15)) { $0.contains(where: \.isInterrupted) }
                 #expect(interrupted)
@@ -97,7 +98,9 @@ extension PostgresBridgeTests {
                 restart.standardOutput = FileHandle.nullDevice
                 try restart.run()
                 let deadline = ContinuousClock.now + .seconds(60)
-                while restart.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+                while restart.isRunning && ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
                 #expect(!restart.isRunning && restart.terminationStatus == 0)
                 try await Self.expectRecovery(of: a, from: b)
                 try await Self.expectRecovery(of: b, from: a)

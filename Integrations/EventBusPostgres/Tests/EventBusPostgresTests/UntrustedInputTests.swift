@@ -8,7 +8,9 @@ import Testing
 extension PostgresBridgeTests {
     @Suite("Untrusted input: garbage NOTIFYs are reported and skipped, duplicates dropped")
     struct UntrustedInputTests {
-        @Test("foreign, malformed, oversized-nesting, unknown and undecodable payloads: each reported once, none delivered, the bridge carries on")
+        @Test(
+            "foreign, malformed, oversized-nesting, unknown and undecodable payloads: each reported once, none delivered, the bridge carries on"
+        )
         func garbage() async throws {
             try await PostgresBridgeTests.withNodes(["a", "b"]) { nodes in
                 let (a, b) = (nodes[0], nodes[1])

@@ -24,7 +24,9 @@ struct ValidationTests {
         #expect(throws: PostgresEventBridgeError.self) { try Self.bridge(name) }
     }
 
-    @Test("valid channel names are accepted", arguments: ["a", "_", "app_events", "a1_", String(repeating: "a", count: 63)])
+    @Test(
+        "valid channel names are accepted",
+        arguments: ["a", "_", "app_events", "a1_", String(repeating: "a", count: 63)])
     func validChannel(_ name: String) throws {
         #expect(try Self.bridge(name).channel == name)
     }

@@ -55,7 +55,8 @@ final class SerialPublisher: Sendable {
                 return .refused(.publishBufferFull(capacity: capacity), bytes: bytes)
             }
             let ticket = PublishTicket()
-            state.queue.append(Job(wireName: wireName, sequence: state.nextSequence, envelope: envelope, ticket: ticket))
+            state.queue.append(
+                Job(wireName: wireName, sequence: state.nextSequence, envelope: envelope, ticket: ticket))
             state.nextSequence += 1
             let startsDrain = !state.draining
             state.draining = true

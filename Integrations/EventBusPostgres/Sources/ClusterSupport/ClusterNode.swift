@@ -3,11 +3,22 @@ public import EventBusPostgres
 import NIOConcurrencyHelpers
 public import PostgresNIO
 
-/// One app instance in miniature: a bus, a PostgreSQL client and a bridge, running.
+/// One app instance in miniature: a bus, a PostgreSQL client and a bridge, running. For the tests,
+/// the peer process and the benchmark (the demo shows the same with a `ServiceGroup`).
+///
+/// ```swift
+/// let node = try ClusterNode(name: "a", url: url, channel: "app_events")
+/// try await node.start()
+/// defer { Task { await node.stop() } }
+/// ```
 public final class ClusterNode: Sendable {
+    /// The node's name, also its listening connection's `application_name`.
     public let name: String
+    /// The node's own bus, where the bridge dispatches.
     public let bus: EventBus
+    /// The pool the bridge publishes through; run by ``start(timeout:)``.
     public let client: PostgresClient
+    /// The node's bridge; run by ``start(timeout:)``.
     public let bridge: PostgresEventBridge
     /// Every status the bridge reported, in order.
     public let statuses: Recorder<BridgeStatus>
@@ -58,8 +69,10 @@ public final class ClusterNode: Sendable {
 
 /// Why a ``ClusterNode`` did not start.
 public enum ClusterNodeError: Error, CustomStringConvertible {
+    /// The bridge did not report `.listening` in time; `statuses` are what it reported.
     case notListening(name: String, statuses: [BridgeStatus])
 
+    /// One line for test output.
     public var description: String {
         switch self {
         case .notListening(let name, let statuses):

@@ -7,10 +7,15 @@ public struct DatabaseURL: Sendable {
     /// The environment variable the tests, the demo and the benchmark read the URL from.
     public static let environmentVariable = "EVENTBUS_POSTGRES_URL"
 
+    /// The server's host name or address.
     public let host: String
+    /// The server's port; 5432 when the URL has none.
     public let port: Int
+    /// The role to connect as.
     public let username: String
+    /// The role's password, if the URL has one.
     public let password: String?
+    /// The database, if the URL names one.
     public let database: String?
 
     /// Parses `string`; `nil` unless it is a postgres URL with a host and a user.

@@ -11,10 +11,7 @@ extension PostgresBridgeTests {
 
         @Test("a COMMIT delivers everywhere, the publisher included (from its echo), only after the COMMIT")
         func commitDelivers() async throws {
-            try await PostgresBridgeTests.withNodes(["a", "b"]) { nodes in
-                let (a, b) = (nodes[0], nodes[1])
-                let atA = Recorder(Ping.self, on: a.bus)
-                let atB = Recorder(Ping.self, on: b.bus)
+            try await PostgresBridgeTests.withPingPair { a, _, atA, atB in
                 try await a.client.withTransaction(logger: Logger(label: "tests")) { connection in
                     try await a.bridge.publish(Ping(from: "a", n: 1), in: connection)
                     try await Task.sleep(for: .milliseconds(300))
@@ -34,10 +31,7 @@ extension PostgresBridgeTests {
 
         @Test("a ROLLBACK delivers nothing, anywhere")
         func rollbackDeliversNothing() async throws {
-            try await PostgresBridgeTests.withNodes(["a", "b"]) { nodes in
-                let (a, b) = (nodes[0], nodes[1])
-                let atA = Recorder(Ping.self, on: a.bus)
-                let atB = Recorder(Ping.self, on: b.bus)
+            try await PostgresBridgeTests.withPingPair { a, _, atA, atB in
                 await #expect(throws: (any Error).self) {
                     try await a.client.withTransaction(logger: Logger(label: "tests")) { connection in
                         try await a.bridge.publish(Ping(from: "a", n: 1), in: connection)
@@ -58,10 +52,7 @@ extension PostgresBridgeTests {
 
         @Test("two identical events in one transaction are both delivered (PostgreSQL does not fold them)")
         func identicalEventsBothDelivered() async throws {
-            try await PostgresBridgeTests.withNodes(["a", "b"]) { nodes in
-                let (a, b) = (nodes[0], nodes[1])
-                let atA = Recorder(Ping.self, on: a.bus)
-                let atB = Recorder(Ping.self, on: b.bus)
+            try await PostgresBridgeTests.withPingPair { a, _, atA, atB in
                 try await a.client.withTransaction(logger: Logger(label: "tests")) { connection in
                     try await a.bridge.publish(Ping(from: "a", n: 7), in: connection)
                     try await a.bridge.publish(Ping(from: "a", n: 7), in: connection)

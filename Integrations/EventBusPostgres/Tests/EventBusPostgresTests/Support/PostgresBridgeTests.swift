@@ -53,6 +53,16 @@ struct PostgresBridgeTests {
         for node in nodes { await node.stop() }
     }
 
+    /// Runs `body` with two started nodes, "a" and "b", and a recorder of the Pings each receives.
+    static func withPingPair(
+        _ body: (ClusterNode, ClusterNode, Recorder<Ping>, Recorder<Ping>) async throws -> Void
+    ) async throws {
+        try await withNodes(["a", "b"]) { nodes in
+            let (a, b) = (nodes[0], nodes[1])
+            try await body(a, b, Recorder(Ping.self, on: a.bus), Recorder(Ping.self, on: b.bus))
+        }
+    }
+
     /// Runs `body` with a plain connection of its own (for raw NOTIFYs and server queries).
     @discardableResult
     static func withConnection<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {

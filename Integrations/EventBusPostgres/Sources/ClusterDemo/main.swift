@@ -121,6 +121,10 @@ func runDemo() async throws {
         await mail.group.triggerGracefulShutdown()
         try await services.waitForAll()
     }
+    // The statuses arrive on the bus queues: let both ".stopped" lines print before the end.
+    try await eventually {
+        listening.events.last.map { "\($0)" } == "stopped" && mailListening.events.last.map { "\($0)" } == "stopped"
+    }
     say("Done.")
 }
 

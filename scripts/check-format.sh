@@ -9,7 +9,8 @@ if [ "$#" -gt 0 ]; then
   dirs=("$@")
 else
   dirs=()
-  for dir in Sources Tests Snippets CompileChecks Benchmarks/Benchmarks Fuzz scripts; do
+  for dir in Sources Tests Snippets CompileChecks Benchmarks/Benchmarks Fuzz scripts \
+    Integrations/EventBusPostgres/Sources Integrations/EventBusPostgres/Tests; do
     [ -d "$dir" ] && dirs+=("$dir")
   done
 fi

@@ -1,0 +1,131 @@
+// Two app instances, "orders" and "mail", on one PostgreSQL database, in one run: each has its own
+// bus, PostgreSQL client and bridge, run as swift-service-lifecycle services.
+//
+//   Integrations/EventBusPostgres/scripts/with-postgres.sh \
+//       swift run --package-path Integrations/EventBusPostgres ClusterDemo
+//
+// (or set EVENTBUS_POSTGRES_URL=postgres://user@host:port/database yourself).
+import ClusterSupport
+import EventBus
+import EventBusPostgres
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+// The events the instances exchange: Codable, registered under explicit wire names.
+struct OrderShipped: Event, Codable {
+    let orderID: Int
+}
+
+struct CustomerNotified: Event, Codable {
+    let orderID: Int
+    let channel: String
+    var eventType: String { channel }  // the key travels too: subscribers can pick "email"
+}
+
+/// One app instance: a bus of its own, a client, a bridge, and a service group running both.
+struct Instance {
+    let name: String
+    let bus = EventBus()
+    let client: PostgresClient
+    let bridge: PostgresEventBridge
+    let group: ServiceGroup
+
+    init(name: String, url: DatabaseURL) throws {
+        self.name = name
+        client = PostgresClient(configuration: url.clientConfiguration())
+        bridge = try PostgresEventBridge(
+            bus: bus, listenConfiguration: url.connectionConfiguration(applicationName: "demo-\(name)"),
+            client: client, channel: "demo_events")
+        bridge.register(OrderShipped.self, as: "order.shipped.v1")
+        bridge.register(CustomerNotified.self, as: "customer.notified.v1")
+        group = ServiceGroup(services: [client, bridge], logger: Logger(label: "demo-\(name)"))
+        let name = self.name
+        _ = bus.on(BridgeStatus.self).next { status in say("[\(name)] bridge \(status)") }
+        _ = bus.on(BridgeIssue.self).next { issue in say("[\(name)] bridge issue: \(issue)") }
+    }
+}
+
+/// Prints a line at once (handlers run on bus queues, concurrently with the main flow).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Waits up to 10 s for `condition`.
+func eventually(_ condition: @Sendable () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !condition() {
+        guard ContinuousClock.now < deadline else { throw CancellationError() }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
+
+func runDemo() async throws {
+    guard let url = DatabaseURL.fromEnvironment else {
+        say("Set EVENTBUS_POSTGRES_URL, or run through Integrations/EventBusPostgres/scripts/with-postgres.sh")
+        exit(1)
+    }
+    let orders = try Instance(name: "orders", url: url)
+    let mail = try Instance(name: "mail", url: url)
+    let listening = Recorder(BridgeStatus.self, on: orders.bus)
+    let mailListening = Recorder(BridgeStatus.self, on: mail.bus)
+    let shippedAtMail = Recorder(OrderShipped.self, on: mail.bus)
+    let notifiedAtOrders = Recorder(CustomerNotified.self, on: orders.bus)
+
+    // "mail" sends a message for every shipped order, and says so to the cluster.
+    _ = mail.bus.on(OrderShipped.self).next { [bridge = mail.bridge] shipped in
+        say("[mail] order \(shipped.orderID) shipped: sending an email")
+        Task { try await bridge.publish(CustomerNotified(orderID: shipped.orderID, channel: "email")) }
+    }
+    _ = orders.bus.on(OrderShipped.self).next { shipped in say("[orders] order \(shipped.orderID) shipped (local)") }
+    _ = orders.bus.on(CustomerNotified.self).ofType("email").next { notified in
+        say("[orders] customer of order \(notified.orderID) notified by \(notified.channel)")
+    }
+
+    try await withThrowingTaskGroup(of: Void.self) { services in
+        services.addTask { try await orders.group.run() }
+        services.addTask { try await mail.group.run() }
+        try await eventually { listening.events.count > 0 && mailListening.events.count > 0 }
+
+        say("[orders] publish order 1 shipped")
+        try await orders.bridge.publish(OrderShipped(orderID: 1))
+        try await eventually { notifiedAtOrders.events.count == 1 }
+
+        say("[orders] publish order 2 shipped inside a transaction (sent at COMMIT)")
+        try await orders.client.withTransaction(logger: Logger(label: "demo")) { connection in
+            try await orders.bridge.publish(OrderShipped(orderID: 2), in: connection)
+            say("[orders] ...not delivered yet: the transaction is open")
+        }
+        try await eventually { notifiedAtOrders.events.count == 2 }
+
+        say("[orders] publish order 3 in a transaction that rolls back: delivered nowhere")
+        struct Rollback: Error {}
+        _ = try? await orders.client.withTransaction(logger: Logger(label: "demo")) { connection in
+            try await orders.bridge.publish(OrderShipped(orderID: 3), in: connection)
+            throw Rollback()
+        }
+
+        say("[orders] publish an event too large for NOTIFY: refused before sending")
+        do {
+            try await orders.bridge.publish(CustomerNotified(orderID: 4, channel: String(repeating: "x", count: 9_000)))
+        } catch {
+            say("[orders] publish threw: \(error)")
+        }
+
+        try await orders.bridge.publish(OrderShipped(orderID: 5))
+        try await eventually { shippedAtMail.events.count == 3 }
+        say("[mail] received orders \(shippedAtMail.events.map(\.orderID)) (3 was rolled back)")
+
+        await orders.group.triggerGracefulShutdown()
+        await mail.group.triggerGracefulShutdown()
+        try await services.waitForAll()
+    }
+    // The statuses arrive on the bus queues: let both ".stopped" lines print before the end.
+    try await eventually {
+        listening.events.last.map { "\($0)" } == "stopped" && mailListening.events.last.map { "\($0)" } == "stopped"
+    }
+    say("Done.")
+}
+
+try await runDemo()

@@ -1,0 +1,58 @@
+// The second process of the cross-process test (CrossProcessTests): joins a channel, says "ready",
+// publishes PEER_SEND pings, waits for PEER_EXPECT pings from the test process, checks that they
+// came once each and in order, says so, and exits 0 (1 on any failure).
+//
+//   EVENTBUS_POSTGRES_URL=... PEER_CHANNEL=t_abc PEER_NAME=peer PEER_SEND=200 PEER_EXPECT=100 ClusterPeer
+import ClusterSupport
+import EventBus
+import EventBusPostgres
+import Foundation
+
+struct Ping: Event, Codable, Equatable {
+    let from: String
+    let n: Int
+}
+
+/// Writes a line to standard output at once (unbuffered: the test reads it while we run).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func fail(_ message: String) -> Never {
+    say("peer: FAILED: \(message)")
+    exit(1)
+}
+
+/// The whole run, off the main actor (top-level code is main-actor isolated, and the recorder
+/// evaluates its condition wherever it waits).
+func runPeer() async throws {
+    let environment = ProcessInfo.processInfo.environment
+    guard let url = DatabaseURL.fromEnvironment else { fail("EVENTBUS_POSTGRES_URL is not set") }
+    guard let channel = environment["PEER_CHANNEL"] else { fail("PEER_CHANNEL is not set") }
+    let name = environment["PEER_NAME"] ?? "peer"
+    let sendCount = Int(environment["PEER_SEND"] ?? "") ?? 100
+    let expectCount = Int(environment["PEER_EXPECT"] ?? "") ?? 100
+
+    let node = try ClusterNode(name: "\(channel)_\(name)", url: url, channel: channel)
+    node.bridge.register(Ping.self, as: "test.ping.v1")
+    let received = Recorder(Ping.self, on: node.bus)
+    try await node.start()
+    say("ready")
+
+    for n in 0..<sendCount { try await node.bridge.publish(Ping(from: name, n: n)) }
+    say("peer: sent \(sendCount)")
+
+    let remote: @Sendable () -> [Ping] = { received.events.filter { $0.from != name } }
+    if !(await received.wait(timeout: .seconds(60)) { _ in remote().count >= expectCount }) {
+        fail("received \(remote().count) of \(expectCount)")
+    }
+    try await Task.sleep(for: .milliseconds(300))  // room for a duplicate or an echo to show up
+    let numbers = remote().map(\.n)
+    guard numbers == Array(0..<expectCount) else { fail("received out of order or twice: \(numbers.prefix(20))...") }
+    let own = received.events.filter { $0.from == name }.map(\.n)
+    guard own == Array(0..<sendCount) else { fail("own events delivered locally \(own.count) times, not once each") }
+    await node.stop()
+    say("peer: received \(expectCount) in order, once each")
+}
+
+try await runPeer()

@@ -1,0 +1,38 @@
+import NIOConcurrencyHelpers
+
+/// The outcome of one queued publish, which its caller awaits: completed once, by the serial
+/// publisher, before or after the caller starts waiting.
+final class PublishTicket: Sendable {
+    private enum State {
+        case pending(CheckedContinuation<Void, any Error>?)
+        case done(Result<Void, any Error>)
+    }
+
+    private let state = NIOLockedValueBox(State.pending(nil))
+
+    /// Records the outcome and resumes the waiter, if any (after unlocking).
+    func complete(_ result: Result<Void, any Error>) {
+        let waiter: CheckedContinuation<Void, any Error>? = state.withLockedValue { state in
+            guard case .pending(let waiter) = state else { return nil }
+            state = .done(result)
+            return waiter
+        }
+        waiter?.resume(with: result)
+    }
+
+    /// Returns when the publish has been sent; throws its error if it failed.
+    func wait() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let outcome: Result<Void, any Error>? = state.withLockedValue { state in
+                switch state {
+                case .pending:
+                    state = .pending(continuation)
+                    return nil
+                case .done(let result):
+                    return result
+                }
+            }
+            if let outcome { continuation.resume(with: outcome) }
+        }
+    }
+}

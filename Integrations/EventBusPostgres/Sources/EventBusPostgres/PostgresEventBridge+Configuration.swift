@@ -1,0 +1,50 @@
+extension PostgresEventBridge {
+    /// The timing and capacity settings of a bridge; the defaults suit most apps.
+    ///
+    /// ```swift
+    /// var settings = PostgresEventBridge.Configuration()
+    /// settings.heartbeatInterval = .seconds(5)
+    /// settings.publishBufferCapacity = 10_000
+    /// let cluster = try PostgresEventBridge(
+    ///     bus: .shared, listenConfiguration: config, client: client, channel: "app_events",
+    ///     configuration: settings)
+    /// ```
+    public struct Configuration: Sendable {
+        /// How often the listening connection sends itself a heartbeat NOTIFY. Default 10 s.
+        public var heartbeatInterval: Duration = .seconds(10)
+
+        /// How long a heartbeat may take to come back before the listening connection is declared
+        /// dead, closed, reported (``BridgeStatus/interrupted(_:)``) and replaced. Default 5 s. This
+        /// bounds how long a silently dead connection (a lost network path) goes unnoticed.
+        public var heartbeatTimeout: Duration = .seconds(5)
+
+        /// The delay before the first reconnection attempt; it doubles after each failed attempt,
+        /// up to ``maximumReconnectDelay``, and each delay is jittered to between half and all of
+        /// its value, so that instances do not reconnect in lockstep. Default 100 ms.
+        public var reconnectDelay: Duration = .milliseconds(100)
+
+        /// The longest delay between reconnection attempts. Default 10 s.
+        public var maximumReconnectDelay: Duration = .seconds(10)
+
+        /// How many publishes may wait for the serial publisher; beyond that ``publish(_:)``
+        /// refuses (``PostgresEventBridgeError/publishBufferFull(capacity:)``). Default 1,024.
+        public var publishBufferCapacity = 1024
+
+        /// The defaults.
+        ///
+        /// ```swift
+        /// let settings = PostgresEventBridge.Configuration()
+        /// ```
+        public init() {}
+
+        /// The jittered delay before reconnection attempt `attempt` (1, 2, …).
+        func delay(beforeAttempt attempt: Int) -> Duration {
+            var delay = reconnectDelay
+            for _ in 1..<max(1, min(attempt, 40)) where delay < maximumReconnectDelay {
+                delay *= 2
+            }
+            delay = min(delay, maximumReconnectDelay)
+            return delay / 2 + delay / 2 * Double.random(in: 0...1)
+        }
+    }
+}

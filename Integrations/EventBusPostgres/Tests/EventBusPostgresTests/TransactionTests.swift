@@ -1,0 +1,68 @@
+import ClusterSupport
+import EventBusPostgres
+import Logging
+import PostgresNIO
+import Testing
+
+extension PostgresBridgeTests {
+    @Suite("Transactional publish: sent at COMMIT, nothing on ROLLBACK")
+    struct TransactionTests {
+        struct Abort: Error {}
+
+        @Test("a COMMIT delivers everywhere, the publisher included (from its echo), only after the COMMIT")
+        func commitDelivers() async throws {
+            try await PostgresBridgeTests.withPingPair { a, _, atA, atB in
+                try await a.client.withTransaction(logger: Logger(label: "tests")) { connection in
+                    try await a.bridge.publish(Ping(from: "a", n: 1), in: connection)
+                    try await Task.sleep(for: .milliseconds(300))
+                    // Not yet: neither locally nor remotely before the COMMIT.
+                    #expect(atA.events.isEmpty)
+                    #expect(atB.events.isEmpty)
+                }
+                #expect(await atA.wait(forCount: 1))
+                #expect(await atB.wait(forCount: 1))
+                try await a.bridge.publish(Ping(from: "a", n: 2))  // a marker, after the transaction's event
+                #expect(await atB.wait(forCount: 2))
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(atA.events == [Ping(from: "a", n: 1), Ping(from: "a", n: 2)])
+                #expect(atB.events == [Ping(from: "a", n: 1), Ping(from: "a", n: 2)])
+            }
+        }
+
+        @Test("a ROLLBACK delivers nothing, anywhere")
+        func rollbackDeliversNothing() async throws {
+            try await PostgresBridgeTests.withPingPair { a, _, atA, atB in
+                await #expect(throws: (any Error).self) {
+                    try await a.client.withTransaction(logger: Logger(label: "tests")) { connection in
+                        try await a.bridge.publish(Ping(from: "a", n: 1), in: connection)
+                        throw Abort()
+                    }
+                }
+                // A marker sent after the rollback: once it arrived, the rolled-back event would have.
+                try await a.client.withTransaction(logger: Logger(label: "tests")) { connection in
+                    try await a.bridge.publish(Ping(from: "a", n: 2), in: connection)
+                }
+                #expect(await atA.wait(forCount: 1))
+                #expect(await atB.wait(forCount: 1))
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(atA.events == [Ping(from: "a", n: 2)])
+                #expect(atB.events == [Ping(from: "a", n: 2)])
+            }
+        }
+
+        @Test("two identical events in one transaction are both delivered (PostgreSQL does not fold them)")
+        func identicalEventsBothDelivered() async throws {
+            try await PostgresBridgeTests.withPingPair { a, _, atA, atB in
+                try await a.client.withTransaction(logger: Logger(label: "tests")) { connection in
+                    try await a.bridge.publish(Ping(from: "a", n: 7), in: connection)
+                    try await a.bridge.publish(Ping(from: "a", n: 7), in: connection)
+                }
+                #expect(await atA.wait(forCount: 2))
+                #expect(await atB.wait(forCount: 2))
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(atA.events == [Ping(from: "a", n: 7), Ping(from: "a", n: 7)])
+                #expect(atB.events == [Ping(from: "a", n: 7), Ping(from: "a", n: 7)])
+            }
+        }
+    }
+}

@@ -158,7 +158,7 @@ public final class EventBus: Sendable {
     /// bus.dispatch(LoginEvent(userID: "42"), sticky: .latest)
     /// ```
     public func dispatch<E: Event>(_ event: E, sticky policy: StickyPolicy) {
-        index.dispatch(event, key: event.routingKey, on: self, sticky: policy)
+        index.dispatch(event, key: event.routingKey, on: self, sticky: StickyDispatch(policy, for: E.self))
     }
 
     /// Dispatches `event` asynchronously on the bus's own serial queue.

@@ -97,3 +97,27 @@ final class Bucket {
         }
     }
 }
+
+extension Bucket {
+    /// Whether a live subscription of `key` (`nil`: of no key) or of no key is linked, at any
+    /// level. Walks past the ended nodes that are still linked (pinned by a walk), a few at most.
+    func hasLiveSubscription(forKey key: String?) -> Bool {
+        for level in 0..<DeliveryLevel.count where levelMask & (1 << level) != 0 {
+            let level = DeliveryLevel(rawValue: UInt8(level))
+            if let key, Self.hasLive(from: unmanagedHead(of: key, at: level)) { return true }
+            if Self.hasLive(from: unmanagedHead(of: nil, at: level)) { return true }
+        }
+        return false
+    }
+
+    // Unmanaged: under the lock, linked nodes are kept alive by their list.
+    private static func hasLive(from head: Unmanaged<SubscriptionNode>?) -> Bool {
+        var cursor = head
+        while let node = cursor {
+            let (isLive, next) = node._withUnsafeGuaranteedRef { ($0.isLive, $0.unmanagedNext) }
+            if isLive { return true }
+            cursor = next
+        }
+        return false
+    }
+}

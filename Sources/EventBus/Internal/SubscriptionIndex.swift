@@ -141,8 +141,23 @@ final class SubscriptionIndex: SubscriptionContainer {
         var isStopped = false
         /// Handed to the type's hooks (which deliver through a dispatch of their own).
         var isHooked = false
+        /// Whether the walk ended before monitors it left for a ``Walk/monitors(upTo:)`` walk.
+        var leftMonitors = false
 
         var isDead: Bool { reached == 0 && !isStopped && !isHooked }
+    }
+
+    /// Which of a type's subscribers a dispatch walks. An event with supertypes is delivered to
+    /// its own handlers, then to its supertypes' handlers, then to its own monitors, then to its
+    /// supertypes' monitors: the walks after the first are `handlers` and `monitors` walks.
+    enum Walk {
+        /// Handlers, then monitors (the exact type's handlers only, if it has supertypes).
+        case all
+        /// Handlers only, of subscriptions up to `upTo` (the id the dispatch's first walk started
+        /// with); `stopped`: a handler already stopped the dispatch (so none runs).
+        case handlers(stopped: Bool, upTo: UInt64)
+        /// Monitors only, of subscriptions up to `upTo`.
+        case monitors(upTo: UInt64)
     }
 
     /// The one delivery path. Dispatches `event` with key `key` to `E`'s hooks if it has any
@@ -151,18 +166,18 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// delivered outside it, then its supertypes' subscribers; keeps it if `sticky` says so;
     /// reports it to the dead-event handler if it reached nobody.
     ///
-    /// `bus`: a full dispatch; `nil`: a delivery to one type's subscribers only (a supertype's: no
-    /// hooks, supertypes, sticky or dead event). `stopped`: a handler already stopped it.
+    /// `bus`: a full dispatch; `nil`: a delivery to one type's subscribers only (a supertype's, or
+    /// the exact type's monitors: no hooks, supertypes, sticky or dead event), as `walk` says.
     @discardableResult
     func dispatch<E: Sendable>(
-        _ event: E, key: String?, on bus: EventBus?, sticky: StickyPolicy? = nil, bypassingHooks: Bool = false,
-        includingUnkeyed: Bool = true, stopped: Bool = false
+        _ event: E, key: String?, on bus: EventBus?, sticky: StickyDispatch? = nil, bypassingHooks: Bool = false,
+        includingUnkeyed: Bool = true, walk: Walk = .all
     ) -> Tally {
         let typeID = ObjectIdentifier(E.self)
         return withUnsafeTemporaryAllocation(of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.chunkCapacity)
         {
             chunk in
-            var plan = DispatchPlan(key: key, includingUnkeyed: includingUnkeyed, stopped: stopped, chunk: chunk)
+            var plan = DispatchPlan(key: key, includingUnkeyed: includingUnkeyed, chunk: chunk)
             var sweep = SweepBatch()
             var reportsDead = false
             let route: Route = withIndex { index, retired in
@@ -174,21 +189,30 @@ final class SubscriptionIndex: SubscriptionContainer {
                 }
                 guard let bucket = found else { return .nothing }
                 if let hooks = bucket.hooks, !bypassingHooks { return .hooks(hooks) }
-                plan.start(in: bucket, lastID: index.lastID, index: &index, retired: &retired)
+                let supertypes = bus == nil ? nil : bucket.supertypes
+                if case .all = walk {} else { plan.limit(to: walk) }
+                plan.start(
+                    in: bucket, lastID: index.lastID, handlersOnly: supertypes != nil, index: &index,
+                    retired: &retired)
                 if let sticky {
+                    // A supertype's subscriber receiving it counts too.
+                    let received =
+                        supertypes == nil
+                        ? plan.foundSubscribers : index.receives(key, in: bucket, orIn: sticky.supertypeIDs)
                     index.storeSticky(
-                        event, key: key, policy: sticky, received: plan.foundSubscribers, in: bucket, retired: &retired)
+                        event, key: key, policy: sticky.policy, received: received, in: bucket, retired: &retired)
                 }
-                return bus == nil ? .plan(nil) : .plan(bucket.supertypes)
+                return .plan(supertypes)
             }
             var tally = Tally()
             switch route {
             case .plan(let supertypes):
-                tally = withUnsafePointer(to: event) { event in
-                    plan.run(event, in: self)
-                    let tally = Tally(reached: plan.reached, isStopped: plan.isStopped)
-                    guard let supertypes else { return tally }
-                    return deliver(event, as: supertypes, key: key, after: tally)
+                withUnsafePointer(to: event) { plan.run($0, in: self) }
+                tally = Tally(reached: plan.reached, isStopped: plan.isStopped, leftMonitors: plan.leftMonitors)
+                if let supertypes {
+                    tally = deliver(
+                        event, as: supertypes, key: key, includingUnkeyed: includingUnkeyed, upTo: plan.maxID,
+                        after: tally)
                 }
             case .hooks(let hooks):
                 tally.isHooked = true
@@ -203,14 +227,22 @@ final class SubscriptionIndex: SubscriptionContainer {
         }
     }
 
-    /// Delivers the event at `event` to the supertypes' subscribers (after its own type's, which
-    /// did `tally`).
+    /// Delivers `event` to its supertypes' handlers, then to the monitors: its own type's (which
+    /// did `tally` with its handlers, walking the subscriptions up to `upTo`), then its
+    /// supertypes'.
     @inline(never)
-    private func deliver(
-        _ event: UnsafeRawPointer, as supertypes: any SupertypeDelivering, key: String?, after tally: Tally
+    private func deliver<E: Sendable>(
+        _ event: E, as supertypes: any SupertypeDelivering, key: String?, includingUnkeyed: Bool, upTo: UInt64,
+        after tally: Tally
     ) -> Tally {
-        var delivery = SupertypeDelivery(index: self, key: key, isStopped: tally.isStopped, reached: tally.reached)
-        supertypes.deliver(event, &delivery)
+        var delivery = SupertypeDelivery(index: self, key: key, upTo: upTo, after: tally)
+        withUnsafePointer(to: event) { supertypes.deliver($0, &delivery) }
+        if tally.leftMonitors {
+            let monitors = dispatch(
+                event, key: key, on: nil, includingUnkeyed: includingUnkeyed, walk: .monitors(upTo: upTo))
+            delivery.countMonitorDeliveries(monitors.reached)
+        }
+        delivery.deliverToMonitors()
         return Tally(reached: delivery.reached, isStopped: delivery.isStopped)
     }
 

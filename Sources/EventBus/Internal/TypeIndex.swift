@@ -105,15 +105,30 @@ struct TypeIndex {
 
     /// Whether `E`, which has no bucket, needs one to be dispatched: it has hooks or supertypes (two
     /// conformance checks, cached per slot for the types that have neither).
+    @inline(__always)
     mutating func needsBucket<E: Sendable>(_: E.Type) -> Bool {
         let typeID = ObjectIdentifier(E.self)
         let slot = Self.slot(of: typeID)
         if recentUnhooked[slot] == typeID { return false }
+        return needsBucket(E.self, slot: slot)
+    }
+
+    /// `needsBucket`, when the type is not in the cache.
+    @inline(never)
+    private mutating func needsBucket<E: Sendable>(_: E.Type, slot: Int) -> Bool {
+        let typeID = ObjectIdentifier(E.self)
         guard E.self is any HookedEvent.Type || E.self is any DeliveredAsSupertypes.Type else {
             recentUnhooked[slot] = typeID
             return false
         }
         return true
+    }
+
+    /// Whether a dispatch of key `key` to `bucket`'s type is received: a live subscription of the
+    /// key (or of none) of that type, or of one of its supertypes `supertypeIDs`, at any level.
+    func receives(_ key: String?, in bucket: Bucket, orIn supertypeIDs: [ObjectIdentifier]) -> Bool {
+        bucket.hasLiveSubscription(forKey: key)
+            || supertypeIDs.contains { buckets[$0]?.hasLiveSubscription(forKey: key) ?? false }
     }
 
     /// The number of buckets (for tests of bucket removal).

@@ -244,6 +244,18 @@ extension Greenrobot {
             #expect(bus.stickyCount == 0, "the monitor is unkeyed: it receives every key")
         }
 
+        @Test(".untilDelivered, once received, replaces what an earlier sticky dispatch kept")
+        func untilDeliveredReceivedReplaces() {
+            let bus = EventBus()
+            bus.dispatch(Tap(value: 1), sticky: .latest)
+            let token = bus.on(Tap.self).next { _ in }
+            bus.dispatch(Tap(value: 2), sticky: .untilDelivered)
+            token.dispose()
+            #expect(bus.stickyCount(of: Tap.self) == 0, "the older event is stale once a newer one was received")
+            bus.dispatch(Tap(value: 3), sticky: .untilDelivered)
+            #expect(bus.sticky(Tap.self)?.value == 3)
+        }
+
         @Test(".untilDelivered: a supertype subscriber of another key does not count as receiving it")
         func untilDeliveredSupertypeOtherKey() {
             let bus = EventBus()

@@ -31,9 +31,10 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     override func deliver(_ event: UnsafeRawPointer) -> Outcome {
         // A dispatch of `E` reaches only the nodes in the bucket of `E` (`TypeIndex.insert`).
         let event = event.assumingMemoryBound(to: E.self)
-        if let plainHandler {
+        if plainHandler != nil {
             guard isLive else { return .ended }
-            plainHandler(event.pointee)
+            // Unwrapped in place: binding it to a local would copy (retain) the closure.
+            plainHandler.unsafelyUnwrapped(event.pointee)
             return .delivered
         }
         return deliver(event.pointee)

@@ -24,10 +24,14 @@ final class Bucket {
     /// Nodes linked per level (inline: no allocation per bucket).
     @exclusivity(unchecked) private var levelCounts = SIMD8<Int32>()
 
+    /// Whether the type has neither hooks nor supertypes (a dispatch reads neither then).
+    let isPlain: Bool
+
     init(typeID: ObjectIdentifier, hooks: (any EventTypeHooks)?, supertypes: (any SupertypeDelivering)?) {
         self.typeID = typeID
         self.hooks = hooks
         self.supertypes = supertypes
+        isPlain = hooks == nil && supertypes == nil
     }
 
     /// Whether no node (live or pinned) is linked in any list.

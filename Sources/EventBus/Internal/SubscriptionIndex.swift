@@ -169,6 +169,7 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// `bus`: a full dispatch; `nil`: a delivery to one type's subscribers only (a supertype's, or
     /// the exact type's monitors: no hooks, supertypes, sticky or dead event), as `walk` says.
     @discardableResult
+    @inline(__always)
     func dispatch<E: Sendable>(
         _ event: E, key: String?, on bus: EventBus?, sticky: StickyDispatch? = nil, bypassingHooks: Bool = false,
         includingUnkeyed: Bool = true, walk: Walk = .all
@@ -182,14 +183,17 @@ final class SubscriptionIndex: SubscriptionContainer {
             var reportsDead = false
             let route: Route = withIndex { index, retired in
                 index.tick(.dispatch, sweep: &sweep, retired: &retired)
-                reportsDead = index.deadEventHandler != nil && bus != nil && sticky == nil
+                reportsDead = index.hasDeadEventHandler && bus != nil && sticky == nil
                 var found = index.bucket(for: typeID)
                 if found == nil, let bus, sticky != nil || index.needsBucket(E.self) {
                     found = index.bucket(for: E.self, on: bus)
                 }
                 guard let bucket = found else { return .nothing }
-                if let hooks = bucket.hooks, !bypassingHooks { return .hooks(hooks) }
-                let supertypes = bus == nil ? nil : bucket.supertypes
+                var supertypes: (any SupertypeDelivering)?
+                if !bucket.isPlain {
+                    if let hooks = bucket.hooks, !bypassingHooks { return .hooks(hooks) }
+                    if bus != nil { supertypes = bucket.supertypes }
+                }
                 if case .all = walk {} else { plan.limit(to: walk) }
                 plan.start(
                     in: bucket, lastID: index.lastID, handlersOnly: supertypes != nil, index: &index,
@@ -202,18 +206,18 @@ final class SubscriptionIndex: SubscriptionContainer {
                     index.storeSticky(
                         event, key: key, policy: sticky.policy, received: received, in: bucket, retired: &retired)
                 }
-                return .plan(supertypes)
+                return supertypes.map(Route.planThenSupertypes) ?? .plan
             }
             var tally = Tally()
             switch route {
-            case .plan(let supertypes):
+            case .plan:
                 withUnsafePointer(to: event) { plan.run($0, in: self) }
                 tally = Tally(reached: plan.reached, isStopped: plan.isStopped, leftMonitors: plan.leftMonitors)
-                if let supertypes {
-                    tally = deliver(
-                        event, as: supertypes, key: key, includingUnkeyed: includingUnkeyed, upTo: plan.maxID,
-                        after: tally)
-                }
+            case .planThenSupertypes(let supertypes):
+                withUnsafePointer(to: event) { plan.run($0, in: self) }
+                tally = deliver(
+                    event, as: supertypes, key: key, includingUnkeyed: includingUnkeyed, upTo: plan.maxID,
+                    after: Tally(reached: plan.reached, isStopped: plan.isStopped, leftMonitors: plan.leftMonitors))
             case .hooks(let hooks):
                 tally.isHooked = true
                 if sticky != nil { hooks.refuseSticky() }
@@ -255,8 +259,10 @@ final class SubscriptionIndex: SubscriptionContainer {
     }
 
     private enum Route {
-        /// Deliver to the subscribers the plan holds, then to the supertypes' (if any).
-        case plan((any SupertypeDelivering)?)
+        /// Deliver to the subscribers the plan holds.
+        case plan
+        /// Deliver to the subscribers the plan holds, then to the supertypes'.
+        case planThenSupertypes(any SupertypeDelivering)
         /// No subscriber, no hooks, no supertypes.
         case nothing
         /// Hand the event to the type's hooks.

@@ -40,7 +40,11 @@ struct TypeIndex {
 
     /// The bus's dead-event and handler-error handlers (here, so that a dispatch learns whether it
     /// must report a dead event in the critical section it already has).
-    var deadEventHandler: (@Sendable (DeadEvent) -> Void)?
+    var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
+        didSet { hasDeadEventHandler = deadEventHandler != nil }
+    }
+    /// Whether `deadEventHandler` is set (read by every dispatch without copying the closure).
+    private(set) var hasDeadEventHandler = false
     var handlerErrorHandler: (@Sendable (HandlerError) -> Void)?
 
     // Sticky events: the clock of their TTL, their counter (orders them across keys), and the

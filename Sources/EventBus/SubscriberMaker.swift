@@ -210,7 +210,9 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
 
     /// The nonisolated body for `callback`: on the dispatching thread, or on the queue.
     func body(_ callback: Callback<E>) -> Body<E> {
-        options.queue.map { .queue($0, callback) } ?? .immediate(callback)
+        // Not `Optional.map`: a generic call over `Body<E>` looks up its metadata at run time.
+        guard let queue = options.queue else { return .immediate(callback) }
+        return .queue(queue, callback)
     }
 }
 

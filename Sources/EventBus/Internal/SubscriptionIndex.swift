@@ -31,7 +31,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, owner: AnyObject?,
         callSite: CallSite,
         bus: EventBus
-    ) -> Subscription<E>? {
+    ) -> SubscriptionNode? {
         if options.replaysSticky {
             return subscribeReplaying(
                 E.self, keys: keys, body: body, options: options, owner: owner, callSite: callSite, bus: bus)
@@ -54,7 +54,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, owner: AnyObject?,
         callSite: CallSite,
         bus: EventBus
-    ) -> Subscription<E>? {
+    ) -> SubscriptionNode? {
         var sweep = SweepBatch()
         var replay: [StickyStore<E>.Entry] = []
         var released: [StickyStore<E>.Entry] = []

@@ -12,9 +12,9 @@ cd "$(dirname "$0")"
 # scenario, operations, ceiling (instructions per operation)
 CEILINGS=(
     "publish_N=0_EventBus 20000 391"
-    "publish_N=1_EventBus 20000 972"
-    "publish_N=1000_EventBus 1000 203600"
-    "subscribe+dispose_existing=1k_EventBus 110000 4740"
+    "publish_N=1_EventBus 20000 912"
+    "publish_N=1000_EventBus 1000 143500"
+    "subscribe+dispose_existing=1k_EventBus 110000 4850"
 )
 
 command -v valgrind >/dev/null || { echo "plain-dispatch: FAIL: valgrind is needed"; exit 1; }

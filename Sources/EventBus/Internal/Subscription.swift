@@ -4,12 +4,12 @@ import Dispatch
 ///
 /// Built by a maker, which knows the handler's shape and the owner's type, so the body needs no
 /// cast and no invalid combination exists. ``deliver(_:)`` is the one place a handler is called from.
-final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
-    // @unchecked Sendable: as SubscriptionNode; `body` and `plainHandler` are immutable.
-    let body: Body<E>
-    /// The handler of the commonest body, `.immediate(.event)` with no owner, kept apart so that
-    /// delivering to it reads one field and copies nothing (the per-subscriber cost of a dispatch).
-    private let plainHandler: (@Sendable (E) -> Void)?
+///
+/// The commonest body, `.immediate(.event)` with no owner, gets the subclass
+/// ``PlainSubscription``, whose delivery reads one field (`TypeIndex.insert` picks the class).
+class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
+    // @unchecked Sendable: as SubscriptionNode; `body` is immutable.
+    final let body: Body<E>
 
     init(
         id: UInt64, slot: UInt32, key: String?, body: Body<E>, options: SubscriptionOptions, owner: AnyObject?,
@@ -17,11 +17,6 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         bucket: Bucket, anchor: ContainerAnchor
     ) {
         self.body = body
-        if !options.isOwned, case .immediate(.event(let handler)) = body {
-            plainHandler = handler
-        } else {
-            plainHandler = nil
-        }
         super.init(
             id: id, slot: slot, key: key, options: options, owner: owner, ownerBelongsToMain: body.runsOnMain,
             callSite: callSite,
@@ -30,18 +25,11 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
 
     override func deliver(_ event: UnsafeRawPointer) -> Outcome {
         // A dispatch of `E` reaches only the nodes in the bucket of `E` (`TypeIndex.insert`).
-        let event = event.assumingMemoryBound(to: E.self)
-        if plainHandler != nil {
-            guard isLive else { return .ended }
-            // Unwrapped in place: binding it to a local would copy (retain) the closure.
-            plainHandler.unsafelyUnwrapped(event.pointee)
-            return .delivered
-        }
-        return deliver(event.pointee)
+        deliver(event.assumingMemoryBound(to: E.self).pointee)
     }
 
     /// Delivers `event` as the body says: now, on its queue, or on the main actor.
-    func deliver(_ event: E) -> Outcome {
+    final func deliver(_ event: E) -> Outcome {
         switch body {
         case .immediate(let callback):
             return call(callback, event)
@@ -59,7 +47,7 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
 
     /// Enqueues a main-actor delivery on the main queue (after the ones enqueued before it). Only
     /// liveness is checked here: the owner is read on the main queue.
-    func enqueueOnMain(_ handler: @escaping MainActorHandler<E>, _ event: E) -> Outcome {
+    final func enqueueOnMain(_ handler: @escaping MainActorHandler<E>, _ event: E) -> Outcome {
         guard isLive else { return .ended }
         DispatchQueue.main.async { self.finishEnqueued(self.callOnMainQueue(handler, event)) }
         return .enqueued

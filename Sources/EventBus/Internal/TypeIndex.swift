@@ -231,8 +231,16 @@ struct TypeIndex {
         let id = eventbus_next_subscription_id()
         lastID = id
         let slot = slots.reserve()
+        // The plain shape gets its own class (see `PlainSubscription`).
+        var plainHandler: (@Sendable (E) -> Void)?
+        if !options.isOwned, case .immediate(.event(let handler)) = body { plainHandler = handler }
         func node(key: String?) -> Subscription<E> {
-            Subscription(
+            if let plainHandler {
+                return PlainSubscription(
+                    handler: plainHandler, id: id, slot: slot, key: key, body: body, options: options,
+                    callSite: callSite, bucket: bucket, anchor: anchor)
+            }
+            return Subscription(
                 id: id, slot: slot, key: key, body: body, options: options, owner: owner, callSite: callSite,
                 bucket: bucket,
                 anchor: anchor)

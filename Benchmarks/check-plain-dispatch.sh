@@ -14,7 +14,7 @@ CEILINGS=(
     "publish_N=0_EventBus 20000 391"
     "publish_N=1_EventBus 20000 912"
     "publish_N=1000_EventBus 1000 143500"
-    "subscribe+dispose_existing=1k_EventBus 110000 4850"
+    "subscribe+dispose_existing=1k_EventBus 110000 5090"
 )
 
 command -v valgrind >/dev/null || { echo "plain-dispatch: FAIL: valgrind is needed"; exit 1; }

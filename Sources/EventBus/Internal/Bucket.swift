@@ -10,6 +10,8 @@ final class Bucket {
     @exclusivity(unchecked) private var keyed: [String: LeveledLists] = [:]
     /// Live subscriptions (primaries): `subscriptionCount(of:)` in O(1).
     @exclusivity(unchecked) var subscriptionCount = 0
+    /// How many of them are internal (`markedInternal()`): left out of the public counts.
+    @exclusivity(unchecked) var internalCount = 0
     /// What the event type adds to the bus (the NotificationCenter bridge's hooks); set at creation.
     let hooks: (any EventTypeHooks)?
     /// The supertypes the event type is also delivered as; set at creation.

@@ -36,6 +36,8 @@ struct DispatchPlan {
     private(set) var isStopped = false
     /// Deliveries started or enqueued so far.
     private(set) var reached = 0
+    /// Of which enqueued.
+    private(set) var enqueued = 0
     /// The bucket's levels with nodes when the walk started (a node linked later has a higher id
     /// than the walk delivers to).
     private var levels: UInt8 = 0
@@ -198,7 +200,10 @@ struct DispatchPlan {
             isStopped && !node.level.isMonitor ? .ended : node.deliver(event)
         }
         switch outcome {
-        case .delivered, .enqueued: reached += 1
+        case .delivered: reached += 1
+        case .enqueued:
+            reached += 1
+            enqueued += 1
         case .stopped:
             reached += 1
             isStopped = true

@@ -29,6 +29,9 @@ struct SlotTable {
         return slot
     }
 
+    /// Slots handed out so far: every subscription is in `0..<count`.
+    var count: UInt32 { used }
+
     /// The subscription in `slot`, if any.
     func node(at slot: UInt32) -> SubscriptionNode? {
         guard slot < used else { return nil }

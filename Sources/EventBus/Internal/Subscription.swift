@@ -28,6 +28,16 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         deliver(event.assumingMemoryBound(to: E.self).pointee)
     }
 
+    override var eventType: Any.Type { E.self }
+
+    override var delivery: SubscriptionInfo.Delivery {
+        switch body {
+        case .immediate: .synchronous
+        case .queue(let queue, _): .queue(label: queue.label)
+        case .mainActor: .mainActor
+        }
+    }
+
     /// Delivers `event` as the body says: now, on its queue, or on the main actor.
     final func deliver(_ event: E) -> Outcome {
         switch body {
@@ -37,7 +47,9 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
             // The owner is checked on the queue, not here: reading it here would retain it on this
             // thread, where its deinit could then run.
             guard isLive else { return .ended }
-            queue.async { self.finishEnqueued(self.call(callback, event)) }
+            let container = anchor?.container
+            container?.deliveryEnqueued()
+            queue.async { self.finishEnqueued(self.call(callback, event), in: container) }
             return .enqueued
         case .mainActor(let handler):
             if isOnMainQueue { return callOnMainQueue(handler, event) }
@@ -49,7 +61,9 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     /// liveness is checked here: the owner is read on the main queue.
     final func enqueueOnMain(_ handler: @escaping MainActorHandler<E>, _ event: E) -> Outcome {
         guard isLive else { return .ended }
-        DispatchQueue.main.async { self.finishEnqueued(self.callOnMainQueue(handler, event)) }
+        let container = anchor?.container
+        container?.deliveryEnqueued()
+        DispatchQueue.main.async { self.finishEnqueued(self.callOnMainQueue(handler, event), in: container) }
         return .enqueued
     }
 
@@ -98,8 +112,8 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     }
 
     /// After an enqueued delivery ran: a dead owner found there has the subscription reclaimed.
-    private func finishEnqueued(_ outcome: Outcome) {
-        guard outcome == .ownerGone else { return }
-        anchor?.container.reclaim(CollectionOfOne(handle))
+    private func finishEnqueued(_ outcome: Outcome, in container: (any SubscriptionContainer)?) {
+        if outcome == .ownerGone { container?.reclaim(CollectionOfOne(handle)) }
+        container?.deliveryFinished()
     }
 }

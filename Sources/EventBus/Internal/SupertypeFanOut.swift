@@ -35,8 +35,9 @@ struct SupertypeDelivery {
     let upTo: UInt64
     private(set) var isStopped: Bool
     private(set) var reached: Int
+    private(set) var enqueued: Int
     /// The monitors walks of the supertypes that have monitors, in declaration order.
-    private var monitors: [() -> Int] = []
+    private var monitors: [() -> SubscriptionIndex.Tally] = []
 
     /// Continues a dispatch whose exact type's handlers did `tally`.
     init(index: SubscriptionIndex, key: String?, upTo: UInt64, after tally: SubscriptionIndex.Tally) {
@@ -45,6 +46,7 @@ struct SupertypeDelivery {
         self.upTo = upTo
         isStopped = tally.isStopped
         reached = tally.reached
+        enqueued = tally.enqueued
     }
 
     /// Whether `S` has live subscriptions on the bus (O(1), one lock acquisition).
@@ -58,20 +60,22 @@ struct SupertypeDelivery {
     mutating func deliver<S: Sendable>(_ value: S, as _: S.Type) {
         let tally = index.dispatch(value, key: key, on: nil, walk: .handlers(stopped: isStopped, upTo: upTo))
         reached += tally.reached
+        enqueued += tally.enqueued
         isStopped = isStopped || tally.isStopped
         guard tally.leftMonitors else { return }
         monitors.append { [index, key, upTo] in
-            index.dispatch(value, key: key, on: nil, walk: .monitors(upTo: upTo)).reached
+            index.dispatch(value, key: key, on: nil, walk: .monitors(upTo: upTo))
         }
     }
 
     /// Counts the deliveries of a monitors walk (the exact type's).
-    mutating func countMonitorDeliveries(_ count: Int) {
-        reached += count
+    mutating func countMonitorDeliveries(_ tally: SubscriptionIndex.Tally) {
+        reached += tally.reached
+        enqueued += tally.enqueued
     }
 
     /// Delivers to the supertypes' monitors that ``deliver(_:as:)`` kept.
     mutating func deliverToMonitors() {
-        for walk in monitors { reached += walk() }
+        for walk in monitors { countMonitorDeliveries(walk()) }
     }
 }

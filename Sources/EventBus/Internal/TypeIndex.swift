@@ -45,6 +45,25 @@ struct TypeIndex {
     }
     /// Whether `deadEventHandler` is set (read by every dispatch without copying the closure).
     private(set) var hasDeadEventHandler = false
+    /// The bus's tracer; see `EventBus.tracer`.
+    var tracer: (@Sendable (TraceRecord) -> Void)? {
+        didSet { hasTracer = tracer != nil }
+    }
+    /// Whether `tracer` is set (read by every operation without copying the closure).
+    private(set) var hasTracer = false
+
+    /// What a dispatch reports after unlocking: 1, a dead event (if it reaches nobody and is not
+    /// sticky); 2, a record to the tracer.
+    @inline(__always)
+    func reports(sticky: Bool) -> UInt8 {
+        (hasDeadEventHandler && !sticky ? 1 : 0) | (hasTracer ? 2 : 0)
+    }
+    /// The last handler errors (at most `recentHandlerErrorsLimit`), and how many there were.
+    private(set) var recentHandlerErrors: [HandlerError] = []
+    private(set) var handlerErrorCount = 0
+    static let recentHandlerErrorsLimit = 64
+    /// Live internal subscriptions (`markedInternal()`), counted in `subscriptionCount` too.
+    private(set) var internalCount = 0
     var handlerErrorHandler: (@Sendable (HandlerError) -> Void)?
 
     // Sticky events: the clock of their TTL, their counter (orders them across keys), and the
@@ -256,6 +275,10 @@ struct TypeIndex {
         }
         bucket.subscriptionCount += 1
         subscriptionCount += 1
+        if options.isInternal {
+            bucket.internalCount += 1
+            internalCount += 1
+        }
         slots.set(primary, at: slot)
         if options.isOwned { insertOwned(primary) }
         if let hooks = bucket.hooks {
@@ -315,10 +338,15 @@ struct TypeIndex {
     /// Ends a subscription (its primary node and siblings) and unlinks it. Does nothing if it has
     /// already ended. O(keys). A node that a dispatch in progress holds stays in its list, ended,
     /// until that dispatch lets go of it (`unpin`).
-    mutating func end(_ subscription: SubscriptionHandle, retired: inout Retired) {
-        guard let primary = primary(of: subscription) else { return }
+    @discardableResult
+    mutating func end(_ subscription: SubscriptionHandle, retired: inout Retired) -> SubscriptionNode? {
+        guard let primary = primary(of: subscription) else { return nil }
         slots.free(subscription.slot)
         subscriptionCount -= 1
+        if primary.isInternal {
+            internalCount -= 1
+            primary.bucket.internalCount -= 1
+        }
         _ = primary.end()
         for sibling in primary.siblings { _ = sibling.end() }
         let bucket = primary.bucket
@@ -330,6 +358,37 @@ struct TypeIndex {
         unlinkNode(primary, from: bucket, retired: &retired)
         for sibling in primary.siblings { unlinkNode(sibling, from: bucket, retired: &retired) }
         bucket.subscriptionCount -= 1
+        return primary
+    }
+
+    /// Records a handler error for `EventBusTesting` (the last few, and a count).
+    mutating func noteHandlerError(_ error: HandlerError) {
+        handlerErrorCount += 1
+        if recentHandlerErrors.count == Self.recentHandlerErrorsLimit { recentHandlerErrors.removeFirst() }
+        recentHandlerErrors.append(error)
+    }
+
+    /// The live subscription `subscription` names, with its siblings' keys, if it is live.
+    func primaryWithKeys(of subscription: SubscriptionHandle) -> (SubscriptionNode, [String])? {
+        guard let primary = primary(of: subscription) else { return nil }
+        return (primary, primary.siblings.compactMap(\.key))
+    }
+
+    /// The live subscriptions in slots `start..<start + limit` (of `typeID` only, if given), with
+    /// their siblings' keys; and the slot to go on from, `nil` at the end. O(limit).
+    func primaries(
+        from start: UInt32, limit: UInt32, ofTypeID typeID: ObjectIdentifier?,
+        into found: inout [(SubscriptionNode, [String])]
+    ) -> UInt32? {
+        let end = Swift.min(slots.count, start &+ limit)
+        var slot = start
+        while slot < end {
+            if let node = slots.node(at: slot), node.isLive, typeID == nil || node.bucket.typeID == typeID {
+                found.append((node, node.siblings.compactMap(\.key)))
+            }
+            slot += 1
+        }
+        return end < slots.count ? end : nil
     }
 
     private mutating func unlinkNode(_ node: SubscriptionNode, from bucket: Bucket, retired: inout Retired) {
@@ -366,9 +425,12 @@ struct TypeIndex {
 
     /// Ends every subscription and empties the index (the bus is being deallocated). O(N), with no
     /// other thread able to reach the index any more.
-    mutating func removeAll(retired: inout Retired) {
+    /// `ended`: if given, gets each subscription's primary (for the tracer).
+    mutating func removeAll(retired: inout Retired, ended: inout [SubscriptionNode]?) {
+        var seen = Set<UInt64>()
         for bucket in buckets.values {
             bucket.drain { node in
+                if ended != nil, seen.insert(node.id).inserted { ended?.append(node) }
                 _ = node.end()
                 if let bag = node.bag { retired.tell(bag, forget: node.id) }
                 node.nextOwned = nil
@@ -381,6 +443,7 @@ struct TypeIndex {
         recentBuckets = ContiguousArray(repeating: nil, count: Self.recentBucketsCount)
         slots = SlotTable()
         subscriptionCount = 0
+        internalCount = 0
         sweepCursor = nil
         ownedCount = 0
         expiries.removeAll()

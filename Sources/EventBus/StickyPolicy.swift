@@ -83,7 +83,7 @@ public struct StickyPolicy: Sendable, Equatable, CustomStringConvertible {
 
 extension DispatchTimeInterval {
     /// The interval in nanoseconds, clamped to `0...UInt64.max` (`.never` is the maximum).
-    var nanosecondsClamped: UInt64 {
+    package var nanosecondsClamped: UInt64 {
         func scaled(_ value: Int, by factor: Int) -> UInt64 {
             guard value > 0 else { return 0 }
             let (result, overflow) = value.multipliedReportingOverflow(by: factor)

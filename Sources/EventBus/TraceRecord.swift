@@ -29,8 +29,10 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
 
     /// One dispatch: the event's type and key, and what it reached.
     public struct Dispatched: Sendable, CustomStringConvertible {
-        /// The event type, as `String(reflecting:)` spells it.
-        public let eventType: String
+        /// The event type.
+        public let type: Any.Type
+        /// The event type, as `String(reflecting:)` spells it (built when read).
+        public var eventType: String { String(reflecting: type) }
         /// The event's key (``Event/eventType``), `nil` for none.
         public let key: String?
         /// Handlers called on the dispatching thread (its supertypes' included).
@@ -88,7 +90,9 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
         /// The subscription's token id.
         public let id: UInt64
         /// Its event type.
-        public let eventType: String
+        public let type: Any.Type
+        /// Its event type, as `String(reflecting:)` spells it (built when read).
+        public var eventType: String { String(reflecting: type) }
         /// Why it ended.
         public let reason: Reason
         /// Where it was made, `Module/File.swift:42`.

@@ -193,7 +193,7 @@ final class SubscriptionIndex: SubscriptionContainer {
 
     private static func end(of node: SubscriptionNode, reason: TraceRecord.Ended.Reason) -> TraceRecord.Ended {
         TraceRecord.Ended(
-            id: node.id, eventType: String(reflecting: node.eventType), reason: reason,
+            id: node.id, type: node.eventType, reason: reason,
             callSite: node.callSite.description)
     }
 
@@ -364,7 +364,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         trace(
             .dispatched(
                 TraceRecord.Dispatched(
-                    eventType: String(reflecting: E.self), key: key, delivered: tally.reached - tally.enqueued,
+                    type: E.self, key: key, delivered: tally.reached - tally.enqueued,
                     enqueued: tally.enqueued, isStopped: tally.isStopped, sticky: sticky?.policy)))
     }
 

@@ -269,7 +269,8 @@ final class SubscriptionIndex: SubscriptionContainer {
             var reports: UInt8 = 0
             let route: Route = withIndex { index, retired in
                 index.tick(.dispatch, sweep: &sweep, retired: &retired)
-                if bus != nil { reports = index.reports(sticky: sticky != nil) }
+                // A sticky dispatch is never a dead event.
+                if bus != nil { reports = index.reports & (sticky == nil ? 3 : 2) }
                 var found = index.bucket(for: typeID)
                 if found == nil, let bus, sticky != nil || index.needsBucket(E.self) {
                     found = index.bucket(for: E.self, on: bus)

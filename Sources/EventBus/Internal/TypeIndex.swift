@@ -41,22 +41,20 @@ struct TypeIndex {
     /// The bus's dead-event and handler-error handlers (here, so that a dispatch learns whether it
     /// must report a dead event in the critical section it already has).
     var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
-        didSet { hasDeadEventHandler = deadEventHandler != nil }
+        didSet { updateReports() }
     }
-    /// Whether `deadEventHandler` is set (read by every dispatch without copying the closure).
-    private(set) var hasDeadEventHandler = false
     /// The bus's tracer; see `EventBus.tracer`.
     var tracer: (@Sendable (TraceRecord) -> Void)? {
-        didSet { hasTracer = tracer != nil }
+        didSet { updateReports() }
     }
-    /// Whether `tracer` is set (read by every operation without copying the closure).
-    private(set) var hasTracer = false
+    /// What a dispatch reports after unlocking (read by every dispatch without copying a closure):
+    /// bit 1, a dead event (`deadEventHandler` is set); bit 2, a record (`tracer` is set).
+    private(set) var reports: UInt8 = 0
+    /// Whether `tracer` is set.
+    var hasTracer: Bool { reports & 2 != 0 }
 
-    /// What a dispatch reports after unlocking: 1, a dead event (if it reaches nobody and is not
-    /// sticky); 2, a record to the tracer.
-    @inline(__always)
-    func reports(sticky: Bool) -> UInt8 {
-        (hasDeadEventHandler && !sticky ? 1 : 0) | (hasTracer ? 2 : 0)
+    private mutating func updateReports() {
+        reports = (deadEventHandler == nil ? 0 : 1) | (tracer == nil ? 0 : 2)
     }
     /// The last handler errors (at most `recentHandlerErrorsLimit`), and how many there were.
     private(set) var recentHandlerErrors: [HandlerError] = []

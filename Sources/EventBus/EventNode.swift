@@ -260,7 +260,9 @@ public final class EventNode: Sendable {
     /// starts (mounts and unmounts meanwhile do not change it). At each node, its interceptors
     /// run, then its subscribers in the bus's order (priority, keyed before unkeyed, subscription
     /// order, monitors last). Posting, mounting, unmounting and disposing from inside a handler
-    /// are safe; a post from a handler is delivered at once, depth-first.
+    /// are safe; a post from a handler is delivered at once, depth-first. A subscription made
+    /// during a post receives it if the post has not reached its node yet (at each node, the bus's
+    /// rule: subscribers made after the node's delivery started do not receive it).
     ///
     /// Cost: O(depth) plus the subscribers reached: one acquisition of the tree's lock to fix the
     /// route (more only after provided parents), then two of each node's own lock (interceptors,

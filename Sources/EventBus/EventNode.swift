@@ -78,7 +78,7 @@ public final class EventNode: Sendable {
     /// ```swift
     /// final class Screen: EventNodeOwner, @unchecked Sendable {
     ///     weak var host: Screen?   // a UIView would read self.superview / self.next here
-    ///     private(set) lazy var eventNode = EventNode(name: "Screen") { [weak self] in self?.host?.eventNode }
+    ///     private(set) lazy var eventNode: EventNode = EventNode(name: "Screen") { [weak self] in self?.host?.eventNode }
     /// }
     /// ```
     public init(name: String = "EventNode", parent: @escaping @Sendable () -> EventNode?) {

@@ -37,6 +37,27 @@ public final class MainActorEventNode: Sendable {
         node = EventNode(name: name)
     }
 
+    /// Creates a node whose parent is provided by the `@MainActor` `parent`, asked on the main
+    /// actor each time a post or request starts, unless a parent is mounted. See
+    /// ``EventNode/init(name:parent:)``.
+    ///
+    /// This is the UIKit/AppKit recipe: return the node of the next responder that has one (the
+    /// library imports no UIKit). Capture the owner `weak`.
+    ///
+    /// ```swift
+    /// @MainActor final class Screen {
+    ///     weak var host: Screen?
+    ///     private(set) lazy var eventNode: MainActorEventNode = MainActorEventNode(name: "Screen") { [weak self] in
+    ///         self?.host?.eventNode
+    ///     }
+    /// }
+    /// ```
+    public init(name: String = "MainActorEventNode", parent: @escaping @MainActor @Sendable () -> MainActorEventNode?) {
+        let provide = onMainQueue { @MainActor (_: Void) in parent()?.node }
+        // The wrapped closure does not throw (it is `parent`, checked to be on the main queue).
+        node = EventNode(name: name) { (try? provide(())) ?? nil }
+    }
+
     /// The node's name in ``route`` and ``treeDescription``.
     ///
     /// ```swift
@@ -69,11 +90,13 @@ public final class MainActorEventNode: Sendable {
         node.unmount()
     }
 
-    /// The names of the route a post from here would take now. See ``EventNode/route``.
+    /// The names of the route a post from here would take now (asking provided parents, on the
+    /// main actor). See ``EventNode/route``.
     ///
     /// ```swift
-    /// print(MainActorEventNode(name: "Root").route)   // ["Root"]
+    /// @MainActor func show() { print(MainActorEventNode(name: "Root").route) }   // ["Root"]
     /// ```
+    @MainActor
     public var route: [String] { node.route }
 
     /// This node and its mounted descendants, indented. See ``EventNode/treeDescription``.

@@ -45,6 +45,34 @@ struct MainActorChainTests {
         for token in [doubling, monitor, answer, dropping] { token.dispose() }
     }
 
+    @MainActor final class View {
+        weak var superview: View?
+        let name: String
+        init(_ name: String) { self.name = name }
+        private(set) lazy var eventNode: MainActorEventNode = MainActorEventNode(name: name) { [weak self] in self?.superview?.eventNode }
+    }
+
+    @Test("A @MainActor provided parent follows a view tree at post time, without keeping the view alive")
+    @MainActor
+    func providedParentOnMainActor() {
+        let window = View("Window")
+        let screen = View("Screen")
+        var cell: View? = View("Cell")
+        screen.superview = window
+        cell!.superview = screen
+        let seen = Shared<[String]>([])
+        let token = window.eventNode.on(Liked.self).next { _ in seen.append("window") }
+        defer { token.dispose() }
+        #expect(cell!.eventNode.route == ["Cell", "Screen", "Window"])
+        #expect(cell!.eventNode.postNow(Liked()) == .delivered(count: 1))
+        cell!.superview = window
+        #expect(cell!.eventNode.route == ["Cell", "Window"])
+        let watch = WeakReference(cell!)
+        cell = nil
+        #expect(watch.object == nil)
+        #expect(seen.value == ["window"])
+    }
+
     @Test("A post from another thread hops to the main queue, in call order")
     func postFromBackground() {
         let node = MainActorEventNode(name: "Node")

@@ -86,6 +86,17 @@ public final class EventNode: Sendable {
         providedParent = parent
     }
 
+    deinit {
+        // Leaves its parent's children, so that a long-lived parent holds no dead entries.
+        let id = ObjectIdentifier(self)
+        let parent: EventNode? = ChainTree.lock.withLock { _ in
+            let parent = mountedParent
+            parent?.children[id] = nil
+            return parent
+        }
+        _ = consume parent  // released with no lock held
+    }
+
     // MARK: - The tree
 
     /// Makes `parent` this node's parent, held weakly; `false` (and nothing changes) if `parent`
@@ -239,7 +250,8 @@ public final class EventNode: Sendable {
         _ type: E.Type, file: StaticString = #fileID, line: UInt = #line,
         _ interceptor: @escaping @Sendable (E) -> Interception<E>
     ) -> EventToken {
-        SubscriberMaker<InterceptedEvent<E>, Never, EventDelivery.Synchronous>(bus: bus).handle(file: file, line: line) {
+        SubscriberMaker<InterceptedEvent<E>, Never, EventDelivery.Synchronous>(bus: bus).handle(file: file, line: line)
+        {
             slot in
             switch interceptor(slot.event.pointee) {
             case .forward(let value):

@@ -77,7 +77,9 @@ struct ChainRequestTests {
         #expect {
             try leaf.request(Search(text: "x"))
         } throws: { error in
-            (error as? ChainRequestError) == .asyncAnswerer(request: String(reflecting: Search.self), route: ["Leaf", "Middle", "Root"], atDepth: 1)
+            (error as? ChainRequestError)
+                == .asyncAnswerer(
+                    request: String(reflecting: Search.self), route: ["Leaf", "Middle", "Root"], atDepth: 1)
         }
     }
 

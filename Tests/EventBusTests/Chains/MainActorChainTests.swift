@@ -49,7 +49,9 @@ struct MainActorChainTests {
         weak var superview: View?
         let name: String
         init(_ name: String) { self.name = name }
-        private(set) lazy var eventNode: MainActorEventNode = MainActorEventNode(name: name) { [weak self] in self?.superview?.eventNode }
+        private(set) lazy var eventNode: MainActorEventNode = MainActorEventNode(name: name) { [weak self] in
+            self?.superview?.eventNode
+        }
     }
 
     @Test("A @MainActor provided parent follows a view tree at post time, without keeping the view alive")
@@ -71,6 +73,9 @@ struct MainActorChainTests {
         cell = nil
         #expect(watch.object == nil)
         #expect(seen.value == ["window"])
+        // A mounted node that dies leaves its parent's children: no dead entries pile up.
+        for _ in 0..<10 { EventNode().mount(on: window.eventNode.node) }
+        #expect(ChainTree.lock.withLock { _ in window.eventNode.node.children.isEmpty })
     }
 
     @Test("A post from another thread hops to the main queue, in call order")

@@ -28,7 +28,9 @@ struct ChainStressTests {
                 case 0:
                     let parent = nodes[Int.random(in: 0..<nodes.count, using: &random)]
                     let accepted = node.mount(on: parent)
-                    mounts.withLock { accepted ? ($0.accepted += 1) : ($0.refused += 1) }
+                    mounts.withLock { counts in
+                        if accepted { counts.accepted += 1 } else { counts.refused += 1 }
+                    }
                 case 1:
                     if Bool.random(using: &random) { node.unmount() }
                     let route = node.route

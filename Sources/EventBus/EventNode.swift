@@ -117,7 +117,7 @@ public final class EventNode: Sendable {
     public func mount(on parent: EventNode) -> Bool {
         // The nodes the check walked, released after unlocking (a last release runs deinits).
         var walked: [EventNode] = []
-        let mounted = ChainTree.lock.withLock { _ -> Bool in
+        let mounted = ChainTree.lock.withLock { changes -> Bool in
             var cursor: EventNode? = parent
             while let node = cursor {
                 if node === self { return false }
@@ -130,6 +130,7 @@ public final class EventNode: Sendable {
             }
             mountedParent = parent
             parent.children[ObjectIdentifier(self)] = WeakNode(self)
+            changes &+= 1
             return true
         }
         _ = consume walked
@@ -147,10 +148,11 @@ public final class EventNode: Sendable {
     /// assert(cell.route == ["Cell"])
     /// ```
     public func unmount() {
-        let old: EventNode? = ChainTree.lock.withLock { _ in
+        let old: EventNode? = ChainTree.lock.withLock { changes in
             let old = mountedParent
             old?.children[ObjectIdentifier(self)] = nil
             mountedParent = nil
+            changes &+= 1
             return old
         }
         _ = consume old  // released with no lock held

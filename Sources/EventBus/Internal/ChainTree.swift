@@ -6,7 +6,10 @@
 /// the strong references it takes are kept by the caller's route and released after unlocking.
 /// A provided parent (a closure, user code) is asked with the lock released.
 enum ChainTree {
-    static let lock = Locked(())
+    /// The lock; its state counts the tree's changes (mounts and unmounts). Not `Locked<Void>`: a
+    /// zero-sized state shares its address with the lock's header, which TSan then reports as an
+    /// access race between the exclusivity check of one critical section and another's lock call.
+    static let lock = Locked<UInt64>(0)
 
     /// Calls `visit` with each node of `start`'s route, bottom-up, `start` first. `visit` runs no user
     /// code (it may be called under the lock) and keeps the node alive past the lock; it returns

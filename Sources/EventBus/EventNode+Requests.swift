@@ -139,6 +139,8 @@ extension EventNode {
     /// Asks `node`'s answerers whose sequence number is above `after`.
     private static func ask<R: Request>(_ request: R, at node: EventNode, after: UInt64) -> AnswerState<R> {
         var state = AnswerState<R>.none
+        let slotType = ObjectIdentifier(AnswerSlot<R>.self)
+        guard node.bus.index.hasNodes(slotType, slotType).0 else { return state }
         withUnsafePointer(to: request) { request in
             withUnsafeMutablePointer(to: &state) { state in
                 _ = node.bus.index.dispatch(

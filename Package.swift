@@ -21,6 +21,9 @@ let package = Package(
         // The NotificationCenter bridge, apart so that the core links no Foundation (as swift-nio
         // keeps NIOFoundationCompat apart).
         .library(name: "EventBusFoundation", targets: ["EventBusFoundation"]),
+        // A test kit for apps' own tests: records, expectations, settle, leak checks. Imports
+        // neither XCTest nor Swift Testing (failures are thrown errors).
+        .library(name: "EventBusTesting", targets: ["EventBusTesting"]),
         .executable(name: "EventBusDemo", targets: ["EventBusDemo"]),
     ],
     targets: [
@@ -37,6 +40,11 @@ let package = Package(
             dependencies: ["EventBus"],
             swiftSettings: upcomingFeatures
         ),
+        .target(
+            name: "EventBusTesting",
+            dependencies: ["EventBus"],
+            swiftSettings: upcomingFeatures
+        ),
         .executableTarget(
             name: "EventBusDemo",
             dependencies: ["EventBus", "EventBusFoundation"],
@@ -45,6 +53,11 @@ let package = Package(
         .testTarget(
             name: "EventBusTests",
             dependencies: ["EventBus", "EventBusFoundation"],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "EventBusTestingTests",
+            dependencies: ["EventBus", "EventBusTesting"],
             swiftSettings: upcomingFeatures
         ),
     ],

@@ -10,7 +10,8 @@ if [ "$#" -gt 0 ]; then
 else
   dirs=()
   for dir in Sources Tests Snippets CompileChecks Benchmarks/Benchmarks Fuzz scripts \
-    Integrations/EventBusPostgres/Sources Integrations/EventBusPostgres/Tests; do
+    Integrations/EventBusPostgres/Sources Integrations/EventBusPostgres/Tests \
+    Integrations/EventBusLogging/Sources Integrations/EventBusLogging/Tests; do
     [ -d "$dir" ] && dirs+=("$dir")
   done
 fi

@@ -1,12 +1,14 @@
 /// An event that is also delivered as other types: its supertypes, declared by the event itself
 /// and checked by the compiler (no reflection, no class hierarchy).
 ///
-/// A dispatch of the event reaches its own subscribers first, then, for each supertype in the
-/// order declared, the subscribers made with ``EventBus/on(anyOf:)`` for that type, with the value
-/// the conversion built. The event's key applies to all of them. A conversion runs only when its
-/// supertype has subscribers, on the dispatching thread, with no lock held. The list is flat: a
-/// supertype's own supertypes are not followed. A `handle` handler that stops the dispatch stops it
-/// for the supertypes' handlers too (their monitors still run).
+/// A dispatch of the event reaches its own handlers first, then, for each supertype in the order
+/// declared, the handlers made with ``EventBus/on(anyOf:)`` for that type, with the value the
+/// conversion built; then the monitors, the event's own first, then each supertype's. The event's
+/// key applies to all of them. A conversion runs only when its supertype has subscribers, on the
+/// dispatching thread, with no lock held, once per dispatch. The list is flat: a supertype's own
+/// supertypes are not followed. A `handle` handler that stops the dispatch stops it for the
+/// supertypes' handlers too (every monitor still runs). An `.untilDelivered` sticky dispatch that
+/// a supertype's subscriber receives is not kept.
 ///
 /// Read the list as a `static let`: the bus reads it once per bus and keeps it.
 ///

@@ -63,7 +63,7 @@ public final class DisposeBag: Sendable {
             defer { tokens = [:] }
             return tokens
         }
-        for token in held.values { token.dispose() }
+        for token in held.values { token.dispose(reason: .bagDisposed) }
     }
 
     /// Forgets the token of subscription `id`, which has ended. O(1).

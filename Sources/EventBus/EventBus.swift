@@ -158,7 +158,7 @@ public final class EventBus: Sendable {
     /// bus.dispatch(LoginEvent(userID: "42"), sticky: .latest)
     /// ```
     public func dispatch<E: Event>(_ event: E, sticky policy: StickyPolicy) {
-        index.dispatch(event, key: event.routingKey, on: self, sticky: policy)
+        index.dispatch(event, key: event.routingKey, on: self, sticky: StickyDispatch(policy, for: E.self))
     }
 
     /// Dispatches `event` asynchronously on the bus's own serial queue.
@@ -212,20 +212,73 @@ public final class EventBus: Sendable {
     /// The number of live subscriptions on this bus. O(1).
     ///
     /// A subscription whose owner has died is counted until the bus reclaims it (see ``purge()``).
+    /// Internal subscriptions (the NotificationCenter bridge's own, see
+    /// ``SubscriptionInfo/isInternal``) are not counted.
     ///
     /// ```swift
     /// assert(bus.subscriptionCount == 0)
     /// ```
     public var subscriptionCount: Int { index.count }
 
-    /// The number of live subscriptions to events of type `type` on this bus. O(1).
+    /// The number of live subscriptions to events of type `type` on this bus, internal ones
+    /// excluded. O(1).
     ///
     /// ```swift
     /// assert(bus.subscriptionCount(of: LoginEvent.self) == 0)
     /// ```
     public func subscriptionCount<E>(of type: E.Type) -> Int {
-        index.count(ofTypeID: ObjectIdentifier(type))
+        index.userCount(ofTypeID: ObjectIdentifier(type))
     }
+
+    /// Every live subscription on this bus, internal ones included, in subscription order: who
+    /// listens to what, from which line. A snapshot: subscriptions made or ended while it is taken
+    /// may or may not be in it.
+    ///
+    /// Costs O(N) in the bus's subscriptions; the bus lock is taken for 256 of them at a time, so
+    /// other threads' bus calls wait at most that long. Loads each owner (see
+    /// ``SubscriptionInfo/isOwnerAlive``). For debugging and tests, not for a hot path.
+    ///
+    /// ```swift
+    /// for info in bus.subscriptions where !info.isInternal { print(info) }
+    /// // #1 MyApp.LoginEvent synchronous, normal, owner MyApp.ProfileScreen (alive), made at MyApp/Profile.swift:30
+    /// ```
+    public var subscriptions: [SubscriptionInfo] { index.subscriptionInfos(ofTypeID: nil) }
+
+    /// The live subscriptions to events of type `type` (or, for an ``on(anyOf:)`` type, to that
+    /// type), as ``subscriptions`` lists them. O(N) in the bus's subscriptions.
+    ///
+    /// ```swift
+    /// print(bus.subscriptions(of: LoginEvent.self).map(\.callSite))   // ["MyApp/Profile.swift:30"]
+    /// ```
+    public func subscriptions<E>(of type: E.Type) -> [SubscriptionInfo] {
+        index.subscriptionInfos(ofTypeID: ObjectIdentifier(type))
+    }
+
+    /// Receives a ``TraceRecord`` for every dispatch, subscription, end of a subscription, dead
+    /// event and handler error on this bus, after the bus let go of its lock, on the thread that
+    /// did the work. `nil` (the default): nothing is recorded, and a dispatch pays one load.
+    ///
+    /// The closure must be thread-safe; it may call into the bus (a dispatch from it is traced
+    /// too, so guard against feeding it back to itself). `Integrations/EventBusLogging` turns the
+    /// records into swift-log calls.
+    ///
+    /// ```swift
+    /// let bus = EventBus()
+    /// bus.tracer = { record in print(record) }
+    /// bus.dispatch(LoginEvent(userID: "42"))   // prints "dispatched LoginEvent: 0 delivered, 0 enqueued"
+    /// ```
+    public var tracer: (@Sendable (TraceRecord) -> Void)? {
+        get { index.tracer }
+        set { index.tracer = newValue }
+    }
+
+    /// Deliveries this bus enqueued on a queue or the main queue that have not run yet
+    /// (`EventBusTesting`'s `settle()`).
+    package var deliveriesInFlight: Int { index.deliveriesInFlight }
+
+    /// The last handler errors on this bus (at most 64) and how many there were in all
+    /// (`EventBusTesting`'s `requireNoHandlerErrors()`).
+    package var handlerErrors: (recent: [HandlerError], count: Int) { index.handlerErrors }
 
     /// Called, on the dispatching thread and with no lock held, for each ``dispatch(_:)`` that
     /// started or enqueued no delivery: see ``DeadEvent`` for exactly when. `nil` (the default):

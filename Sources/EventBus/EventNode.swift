@@ -315,8 +315,10 @@ public final class EventNode: Sendable {
                 if interception.isStopped { ending = .dropped(atDepth: depth, delivered: 0) }
             }
             guard subscribes else { continue }
+            // After a stop or a drop, only the monitors' walk (as a bus dispatch's after a stop).
             let tally = index.dispatch(
-                event, key: event.routingKey, on: nil, bypassingHooks: true, stopped: ending != nil)
+                event, key: event.routingKey, on: nil, bypassingHooks: true,
+                walk: ending == nil ? .all : .monitors(upTo: .max))
             delivered += tally.reached
             if ending == nil && tally.isStopped { ending = .stopped(atDepth: depth, delivered: 0) }
         }

@@ -82,8 +82,24 @@ public struct EventToken: Hashable, Sendable {
     /// bus.dispatch(LoginEvent(userID: "42"))   // prints nothing
     /// ```
     public func dispose() {
-        anchor?.container.remove(handle)
+        dispose(reason: .disposed)
     }
+
+    /// Ends the subscription, for `reason` (what the tracer is told).
+    func dispose(reason: TraceRecord.Ended.Reason) {
+        anchor?.container.remove(handle, reason: reason)
+    }
+
+    /// What the subscription is (type, keys, delivery, owner, call site), or `nil` once it has
+    /// ended. Takes the bus lock briefly; loads the owner (see ``SubscriptionInfo/isOwnerAlive``).
+    ///
+    /// ```swift
+    /// let token = bus.on(LoginEvent.self).next { _ in }
+    /// print(token.info!)   // #1 LoginEvent synchronous, normal, made at MyApp/Session.swift:12
+    /// token.dispose()
+    /// assert(token.info == nil)
+    /// ```
+    public var info: SubscriptionInfo? { anchor?.container.info(handle) }
 
     /// Adds the token to `bag`, which disposes it when the bag is emptied or deallocated.
     ///

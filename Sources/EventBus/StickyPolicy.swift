@@ -57,7 +57,9 @@ public struct StickyPolicy: Sendable, Equatable, CustomStringConvertible {
     ///
     /// "Nobody received it" is decided when the dispatch starts, in the same critical section as
     /// the subscriptions it reaches: a live subscription of the type and key (monitors included)
-    /// counts as a receiver, even one whose owner turns out to be gone at delivery.
+    /// counts as a receiver, even one whose owner turns out to be gone at delivery; so does a
+    /// subscription to one of its supertypes (see ``DeliveredAsSupertypes``). Like every sticky
+    /// dispatch, it replaces what was kept for its type and key: once received, nothing is kept.
     ///
     /// ```swift
     /// EventBus.shared.dispatch(LoginEvent(userID: "42"), sticky: .untilDelivered)
@@ -81,7 +83,7 @@ public struct StickyPolicy: Sendable, Equatable, CustomStringConvertible {
 
 extension DispatchTimeInterval {
     /// The interval in nanoseconds, clamped to `0...UInt64.max` (`.never` is the maximum).
-    var nanosecondsClamped: UInt64 {
+    package var nanosecondsClamped: UInt64 {
         func scaled(_ value: Int, by factor: Int) -> UInt64 {
             guard value > 0 else { return 0 }
             let (result, overflow) = value.multipliedReportingOverflow(by: factor)

@@ -185,7 +185,24 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     public func freeWith<NewOwner: AnyObject>(_ owner: NewOwner?) -> SubscriberMaker<E, NewOwner, Delivery> {
         var copy = retyped(NewOwner.self, Delivery.self)
         copy.options.isOwned = true
+        copy.options.ownerType = NewOwner.self
         copy.owner = owner
+        return copy
+    }
+
+    /// Marks the subscription as the library's or an integration's own, not the app's: it is left
+    /// out of ``EventBus/subscriptionCount`` and ``EventBus/subscriptionCount(of:)`` and listed with
+    /// ``SubscriptionInfo/isInternal`` set. For bridges and integrations built on the bus.
+    ///
+    /// ```swift
+    /// @_spi(Integrations) import EventBus
+    ///
+    /// let token = bus.on(LoginEvent.self).markedInternal().next { event in forward(event) }
+    /// ```
+    @_spi(Integrations)
+    public func markedInternal() -> Self {
+        var copy = self
+        copy.options.isInternal = true
         return copy
     }
 
@@ -210,7 +227,9 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
 
     /// The nonisolated body for `callback`: on the dispatching thread, or on the queue.
     func body(_ callback: Callback<E>) -> Body<E> {
-        options.queue.map { .queue($0, callback) } ?? .immediate(callback)
+        // Not `Optional.map`: a generic call over `Body<E>` looks up its metadata at run time.
+        guard let queue = options.queue else { return .immediate(callback) }
+        return .queue(queue, callback)
     }
 }
 

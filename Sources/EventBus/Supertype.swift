@@ -10,6 +10,8 @@
 /// }
 /// ```
 public struct Supertype<E: Event>: Sendable {
+    /// The supertype.
+    let typeID: ObjectIdentifier
     /// Delivers the event as the supertype, if the supertype has subscribers.
     let deliver: @Sendable (E, inout SupertypeDelivery) -> Void
 
@@ -26,7 +28,7 @@ public struct Supertype<E: Event>: Sendable {
     /// }
     /// ```
     public static func `as`<S: Sendable>(_ type: S.Type, _ convert: @escaping @Sendable (E) -> S) -> Supertype<E> {
-        Supertype { event, delivery in
+        Supertype(typeID: ObjectIdentifier(S.self)) { event, delivery in
             guard delivery.hasSubscribers(S.self) else { return }
             delivery.deliver(convert(event), as: S.self)
         }

@@ -1,4 +1,4 @@
-public import EventBus
+@_spi(Integrations) public import EventBus
 public import Foundation
 
 extension EventBus {
@@ -41,7 +41,7 @@ extension EventBus {
         let origin = BridgeOrigin(bus: self, eventType: E.self)
         let hooks = notificationHooks
         // Weak: the subscription lives in the bus, so a strong capture would be a cycle.
-        return on(notification: name, object: object).next { [weak self] event in
+        return on(notification: name, object: object).markedInternal().next { [weak self] event in
             guard let self else { return }
             // A notification this bus posted for `E` came from a dispatch of `E`, whose subscribers
             // already have it.
@@ -69,7 +69,7 @@ extension EventBus {
         var maker = on(NotificationEvent.self)
         for name in events.keys.sorted(by: { $0.rawValue < $1.rawValue }) { maker = maker.ofType(name) }
         // No name: the bridge's hooks refuse the subscription and report it.
-        return maker.next { [weak self] event in
+        return maker.markedInternal().next { [weak self] event in
             guard let self, !BridgeOrigin.isPosting(event.notification, from: origin),
                 let converted = events[event.name]
             else { return }
@@ -118,7 +118,7 @@ extension EventBus {
         let bus = ObjectIdentifier(self)
         // A plain subscription: it sees every dispatch of `E` on this bus, and skips the events
         // that this bus's inbound bridges are delivering (they came from a notification).
-        return on(E.self).next { event in
+        return on(E.self).markedInternal().next { event in
             guard BridgeOrigin.inboundBus != bus else { return }
             origin.post(converter(event), to: center)
         }

@@ -65,6 +65,13 @@ func policyScenarios() -> [Scenario] {
             }
             return Workload { operations in for i in 0..<operations { bus.dispatch(SupertypedTick(value: i)) } }
         },
+        // 10 plain subscribers with a tracer set that counts the records (issue 12): a record built
+        // (a type name, two counts) and the tracer read under the lock again, per dispatch.
+        Scenario("policies traced-10 EventBus") {
+            let (bus, sink) = bus { bus, sink in for _ in 0..<10 { bus.on(Tick.self).next { sink.take($0.value) } } }
+            bus.tracer = { record in if case .dispatched(let dispatched) = record { sink.take(dispatched.delivered) } }
+            return Workload { operations in for i in 0..<operations { bus.dispatch(Tick(value: i)) } }
+        },
         // 10 plain subscribers, each dispatch kept as the latest sticky event.
         Scenario("policies sticky-latest-10 EventBus") {
             let (bus, _) = bus { bus, sink in for _ in 0..<10 { bus.on(Tick.self).next { sink.take($0.value) } } }

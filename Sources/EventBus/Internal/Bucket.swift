@@ -10,6 +10,8 @@ final class Bucket {
     @exclusivity(unchecked) private var keyed: [String: LeveledLists] = [:]
     /// Live subscriptions (primaries): `subscriptionCount(of:)` in O(1).
     @exclusivity(unchecked) var subscriptionCount = 0
+    /// How many of them are internal (`markedInternal()`): left out of the public counts.
+    @exclusivity(unchecked) var internalCount = 0
     /// What the event type adds to the bus (the NotificationCenter bridge's hooks); set at creation.
     let hooks: (any EventTypeHooks)?
     /// The supertypes the event type is also delivered as; set at creation.
@@ -24,10 +26,14 @@ final class Bucket {
     /// Nodes linked per level (inline: no allocation per bucket).
     @exclusivity(unchecked) private var levelCounts = SIMD8<Int32>()
 
+    /// Whether the type has neither hooks nor supertypes (a dispatch reads neither then).
+    let isPlain: Bool
+
     init(typeID: ObjectIdentifier, hooks: (any EventTypeHooks)?, supertypes: (any SupertypeDelivering)?) {
         self.typeID = typeID
         self.hooks = hooks
         self.supertypes = supertypes
+        isPlain = hooks == nil && supertypes == nil
     }
 
     /// Whether no node (live or pinned) is linked in any list.
@@ -95,5 +101,29 @@ final class Bucket {
             node.isLinked = false
             body(node)
         }
+    }
+}
+
+extension Bucket {
+    /// Whether a live subscription of `key` (`nil`: of no key) or of no key is linked, at any
+    /// level. Walks past the ended nodes that are still linked (pinned by a walk), a few at most.
+    func hasLiveSubscription(forKey key: String?) -> Bool {
+        for level in 0..<DeliveryLevel.count where levelMask & (1 << level) != 0 {
+            let level = DeliveryLevel(rawValue: UInt8(level))
+            if let key, Self.hasLive(from: unmanagedHead(of: key, at: level)) { return true }
+            if Self.hasLive(from: unmanagedHead(of: nil, at: level)) { return true }
+        }
+        return false
+    }
+
+    // Unmanaged: under the lock, linked nodes are kept alive by their list.
+    private static func hasLive(from head: Unmanaged<SubscriptionNode>?) -> Bool {
+        var cursor = head
+        while let node = cursor {
+            let (isLive, next) = node._withUnsafeGuaranteedRef { ($0.isLive, $0.unmanagedNext) }
+            if isLive { return true }
+            cursor = next
+        }
+        return false
     }
 }

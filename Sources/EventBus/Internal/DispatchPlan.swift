@@ -28,11 +28,16 @@ struct DispatchPlan {
     /// `2 * level`: the list of `key` at that level; `2 * level + 1`: the unkeyed list; `stageEnd`:
     /// done.
     private var stage = 0
-    private static let stageEnd = 2 * DeliveryLevel.count
+    /// Where the walk ends: after the monitors, or (a handlers-only walk) before them.
+    private var stageEnd = Self.allStages
+    private static let allStages = 2 * DeliveryLevel.count
+    private static let firstMonitorStage = 2 * DeliveryLevel.firstMonitor.index
     /// Set when a handler stopped the dispatch: only monitors are delivered to from then on.
     private(set) var isStopped = false
     /// Deliveries started or enqueued so far.
     private(set) var reached = 0
+    /// Of which enqueued.
+    private(set) var enqueued = 0
     /// The bucket's levels with nodes when the walk started (a node linked later has a higher id
     /// than the walk delivers to).
     private var levels: UInt8 = 0
@@ -40,38 +45,62 @@ struct DispatchPlan {
     private var cursor: Unmanaged<SubscriptionNode>?
 
     // Unmanaged: the chunk's nodes are pinned or retained (see the type's comment).
-    /// `stopped`: the dispatch was already stopped (by the handlers of the type it is a supertype
-    /// of): only monitors are delivered to.
-    init(
-        key: String?, includingUnkeyed: Bool, stopped: Bool = false,
-        chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>
-    ) {
+    init(key: String?, includingUnkeyed: Bool, chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>) {
         self.key = key
         self.includingUnkeyed = includingUnkeyed
         self.chunk = chunk
-        isStopped = stopped
     }
 
+    /// Before `start`: limits the walk to the handlers or the monitors (see
+    /// ``SubscriptionIndex/Walk``).
+    mutating func limit(to walk: SubscriptionIndex.Walk) {
+        switch walk {
+        case .all: break
+        case .handlers(let stopped, let upTo):
+            stageEnd = Self.firstMonitorStage
+            isStopped = stopped
+            self.upTo = upTo
+        case .monitors(let upTo):
+            isStopped = true
+            self.upTo = upTo
+        }
+    }
+
+    /// The id the dispatch's first walk started with, for the walks after it (subscriptions are
+    /// numbered in order, so this is never above the `lastID` of a later start).
+    private var upTo = UInt64.max
+
     /// Under the lock: starts the walk over `bucket`, delivering to subscriptions up to `lastID`.
-    mutating func start(in bucket: Bucket, lastID: UInt64, index: inout TypeIndex, retired: inout Retired) {
+    /// `handlersOnly`: the walk ends before the monitors, which a later walk delivers to (see
+    /// ``leftMonitors``), after the handlers of the event's supertypes.
+    mutating func start(
+        in bucket: Bucket, lastID: UInt64, handlersOnly: Bool = false, index: inout TypeIndex,
+        retired: inout Retired
+    ) {
         self.bucket = Unmanaged.passUnretained(bucket)  // Unmanaged: see `bucket`
-        maxID = lastID
+        maxID = Swift.min(upTo, lastID)
         levels = bucket.levelMask
-        stage = firstStage(atOrAfter: isStopped ? 2 * DeliveryLevel.firstMonitor.index : 0)
+        if handlersOnly { stageEnd = Self.firstMonitorStage }
+        stage = firstStage(atOrAfter: isStopped ? Self.firstMonitorStage : 0)
         fill(index: &index, retired: &retired)
     }
 
     /// Whether the first fill found a subscription to deliver to (under the lock, after `start`).
     var foundSubscribers: Bool { count > 0 }
 
+    /// Whether a handlers-only walk ended before monitors (the bucket had some when it started).
+    var leftMonitors: Bool {
+        stageEnd != Self.allStages && Int(levels) >> DeliveryLevel.firstMonitor.index != 0
+    }
+
     /// The first stage from `stage` on whose level has nodes (`stageEnd` if none).
     @inline(__always)
     private func firstStage(atOrAfter stage: Int) -> Int {
         // The levels from `stage`'s on that have nodes; the lowest is where the walk goes on.
         let remaining = Int(levels) >> (stage >> 1)
-        guard remaining != 0 else { return Self.stageEnd }
+        guard remaining != 0 else { return stageEnd }
         let skipped = remaining.trailingZeroBitCount
-        return skipped == 0 ? stage : 2 * ((stage >> 1) + skipped)
+        return skipped == 0 ? stage : Swift.min(2 * ((stage >> 1) + skipped), stageEnd)
     }
 
     /// Under the lock: unpins the delivered chunk, then takes the next chunk of live subscriptions.
@@ -85,11 +114,11 @@ struct DispatchPlan {
         // (`Unmanaged`, so that reading a link costs no reference counting).
         var node: Unmanaged<SubscriptionNode>?  // Unmanaged: under the lock, kept alive by its list
         var resumed: Unmanaged<SubscriptionNode>?  // Unmanaged: pinned
-        if isStopped && stage < 2 * DeliveryLevel.firstMonitor.index {
+        if isStopped && stage < Self.firstMonitorStage {
             // Stopped: the handlers left are skipped, the monitors' walk starts.
             if let cursor { index.unpin(cursor, in: bucket, retired: &retired) }
             cursor = nil
-            stage = firstStage(atOrAfter: 2 * DeliveryLevel.firstMonitor.index)
+            stage = firstStage(atOrAfter: Self.firstMonitorStage)
         }
         if let cursor {
             node = cursor
@@ -98,7 +127,7 @@ struct DispatchPlan {
         } else {
             node = head(of: bucket)
         }
-        while stage < Self.stageEnd {
+        while stage < stageEnd {
             guard let current = node else {
                 stage = firstStage(atOrAfter: stage + 1)
                 node = head(of: bucket)
@@ -134,7 +163,7 @@ struct DispatchPlan {
     /// The first node of the current stage's list, `nil` if that list is skipped or empty.
     @inline(__always)
     private func head(of bucket: Bucket) -> Unmanaged<SubscriptionNode>? {
-        guard stage < Self.stageEnd else { return nil }
+        guard stage < stageEnd else { return nil }
         let level = DeliveryLevel(rawValue: UInt8(stage >> 1))
         if stage & 1 == 0 {
             guard let key else { return nil }
@@ -171,7 +200,10 @@ struct DispatchPlan {
             isStopped && !node.level.isMonitor ? .ended : node.deliver(event)
         }
         switch outcome {
-        case .delivered, .enqueued: reached += 1
+        case .delivered: reached += 1
+        case .enqueued:
+            reached += 1
+            enqueued += 1
         case .stopped:
             reached += 1
             isStopped = true

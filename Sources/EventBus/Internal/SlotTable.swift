@@ -29,6 +29,9 @@ struct SlotTable {
         return slot
     }
 
+    /// Slots handed out so far: every subscription is in `0..<count`.
+    var count: UInt32 { used }
+
     /// The subscription in `slot`, if any.
     func node(at slot: UInt32) -> SubscriptionNode? {
         guard slot < used else { return nil }
@@ -56,7 +59,8 @@ struct SlotTable {
 }
 
 /// One page of a ``SlotTable``: its slots' subscriptions and free-list links, allocated at full size.
+/// Touched only under the bus lock, so its fields need no run-time exclusivity checks.
 final class SlotPage {
-    var nodes = ContiguousArray<SubscriptionNode?>(repeating: nil, count: SlotTable.pageSize)
-    var nextFree = ContiguousArray<UInt32>(repeating: 0, count: SlotTable.pageSize)
+    @exclusivity(unchecked) var nodes = ContiguousArray<SubscriptionNode?>(repeating: nil, count: SlotTable.pageSize)
+    @exclusivity(unchecked) var nextFree = ContiguousArray<UInt32>(repeating: 0, count: SlotTable.pageSize)
 }

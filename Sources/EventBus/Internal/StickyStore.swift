@@ -43,8 +43,8 @@ final class StickyStore<E: Sendable>: StickySlots {
             let (expiry, overflow) = now.addingReportingOverflow(ttl)
             entries = [Entry(event: event, sequence: sequence, expiry: overflow ? nil : expiry, takeOnce: false)]
         case .untilDelivered:
-            guard !received else { return [] }
-            entries = [Entry(event: event, sequence: sequence, expiry: nil, takeOnce: true)]
+            // Received: it replaces what was kept with nothing (an older event is stale now).
+            if !received { entries = [Entry(event: event, sequence: sequence, expiry: nil, takeOnce: true)] }
         case .last(let limit):
             entries = replaced
             replaced = []
@@ -55,7 +55,7 @@ final class StickyStore<E: Sendable>: StickySlots {
             }
         }
         count += entries.count - (slots[key]?.count ?? 0)
-        slots[key] = entries
+        slots[key] = entries.isEmpty ? nil : entries
         return replaced
     }
 

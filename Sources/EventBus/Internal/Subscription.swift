@@ -4,12 +4,12 @@ import Dispatch
 ///
 /// Built by a maker, which knows the handler's shape and the owner's type, so the body needs no
 /// cast and no invalid combination exists. ``deliver(_:)`` is the one place a handler is called from.
-final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
-    // @unchecked Sendable: as SubscriptionNode; `body` and `plainHandler` are immutable.
-    let body: Body<E>
-    /// The handler of the commonest body, `.immediate(.event)` with no owner, kept apart so that
-    /// delivering to it reads one field and copies nothing (the per-subscriber cost of a dispatch).
-    private let plainHandler: (@Sendable (E) -> Void)?
+///
+/// The commonest body, `.immediate(.event)` with no owner, gets the subclass
+/// ``PlainSubscription``, whose delivery reads one field (`TypeIndex.insert` picks the class).
+class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
+    // @unchecked Sendable: as SubscriptionNode; `body` is immutable.
+    final let body: Body<E>
 
     init(
         id: UInt64, slot: UInt32, key: String?, body: Body<E>, options: SubscriptionOptions, owner: AnyObject?,
@@ -17,11 +17,6 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         bucket: Bucket, anchor: ContainerAnchor
     ) {
         self.body = body
-        if !options.isOwned, case .immediate(.event(let handler)) = body {
-            plainHandler = handler
-        } else {
-            plainHandler = nil
-        }
         super.init(
             id: id, slot: slot, key: key, options: options, owner: owner, ownerBelongsToMain: body.runsOnMain,
             callSite: callSite,
@@ -30,17 +25,21 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
 
     override func deliver(_ event: UnsafeRawPointer) -> Outcome {
         // A dispatch of `E` reaches only the nodes in the bucket of `E` (`TypeIndex.insert`).
-        let event = event.assumingMemoryBound(to: E.self)
-        if let plainHandler {
-            guard isLive else { return .ended }
-            plainHandler(event.pointee)
-            return .delivered
+        deliver(event.assumingMemoryBound(to: E.self).pointee)
+    }
+
+    override var eventType: Any.Type { E.self }
+
+    override var delivery: SubscriptionInfo.Delivery {
+        switch body {
+        case .immediate: .synchronous
+        case .queue(let queue, _): .queue(label: queue.label)
+        case .mainActor: .mainActor
         }
-        return deliver(event.pointee)
     }
 
     /// Delivers `event` as the body says: now, on its queue, or on the main actor.
-    func deliver(_ event: E) -> Outcome {
+    final func deliver(_ event: E) -> Outcome {
         switch body {
         case .immediate(let callback):
             return call(callback, event)
@@ -48,7 +47,9 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
             // The owner is checked on the queue, not here: reading it here would retain it on this
             // thread, where its deinit could then run.
             guard isLive else { return .ended }
-            queue.async { self.finishEnqueued(self.call(callback, event)) }
+            let container = anchor?.container
+            container?.deliveryEnqueued()
+            queue.async { self.finishEnqueued(self.call(callback, event), in: container) }
             return .enqueued
         case .mainActor(let handler):
             if isOnMainQueue { return callOnMainQueue(handler, event) }
@@ -58,9 +59,11 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
 
     /// Enqueues a main-actor delivery on the main queue (after the ones enqueued before it). Only
     /// liveness is checked here: the owner is read on the main queue.
-    func enqueueOnMain(_ handler: @escaping MainActorHandler<E>, _ event: E) -> Outcome {
+    final func enqueueOnMain(_ handler: @escaping MainActorHandler<E>, _ event: E) -> Outcome {
         guard isLive else { return .ended }
-        DispatchQueue.main.async { self.finishEnqueued(self.callOnMainQueue(handler, event)) }
+        let container = anchor?.container
+        container?.deliveryEnqueued()
+        DispatchQueue.main.async { self.finishEnqueued(self.callOnMainQueue(handler, event), in: container) }
         return .enqueued
     }
 
@@ -109,8 +112,8 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     }
 
     /// After an enqueued delivery ran: a dead owner found there has the subscription reclaimed.
-    private func finishEnqueued(_ outcome: Outcome) {
-        guard outcome == .ownerGone else { return }
-        anchor?.container.reclaim(CollectionOfOne(handle))
+    private func finishEnqueued(_ outcome: Outcome, in container: (any SubscriptionContainer)?) {
+        if outcome == .ownerGone { container?.reclaim(CollectionOfOne(handle)) }
+        container?.deliveryFinished()
     }
 }

@@ -6,6 +6,8 @@ import Dispatch
 /// index let go of are released, with no lock held.
 final class SubscriptionIndex: SubscriptionContainer {
     private let state: Locked<TypeIndex>
+    /// Deliveries enqueued on a queue or the main queue that have not run yet.
+    private let inFlight = AtomicCounter()
 
     init(clock: StickyClock) {
         state = Locked(TypeIndex(clock: clock))
@@ -31,20 +33,23 @@ final class SubscriptionIndex: SubscriptionContainer {
         _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, owner: AnyObject?,
         callSite: CallSite,
         bus: EventBus
-    ) -> Subscription<E>? {
+    ) -> SubscriptionNode? {
         if options.replaysSticky {
             return subscribeReplaying(
                 E.self, keys: keys, body: body, options: options, owner: owner, callSite: callSite, bus: bus)
         }
         var sweep = SweepBatch()
+        var traces = false
         let node = withIndex { index, retired in
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
+            traces = index.hasTracer
             return index.insert(
                 E.self, keys: keys, body: body, options: options, owner: owner, callSite: callSite, bus: bus,
                 anchor: bus.anchor,
                 retired: &retired)
         }
         sweep.check(in: self)
+        if traces, let node { traceSubscribed(node, keys: keys) }
         return node
     }
 
@@ -54,13 +59,15 @@ final class SubscriptionIndex: SubscriptionContainer {
         _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, owner: AnyObject?,
         callSite: CallSite,
         bus: EventBus
-    ) -> Subscription<E>? {
+    ) -> SubscriptionNode? {
         var sweep = SweepBatch()
         var replay: [StickyStore<E>.Entry] = []
         var released: [StickyStore<E>.Entry] = []
         let enqueuesReplay = !body.deliversNow
+        var traces = false
         let node = withIndex { index, retired in
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
+            traces = index.hasTracer
             let node = index.insert(
                 E.self, keys: keys, body: body, options: options, owner: owner, callSite: callSite, bus: bus,
                 anchor: bus.anchor,
@@ -77,6 +84,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         }
         sweep.check(in: self)
         _ = consume released  // expired sticky events go here, with no lock held
+        if traces, let node { traceSubscribed(node, keys: keys) }
         if let node, !enqueuesReplay {
             for entry in replay where node.deliver(entry.event) == .ownerGone {
                 reclaim(CollectionOfOne(node.handle))
@@ -86,19 +94,27 @@ final class SubscriptionIndex: SubscriptionContainer {
         return node
     }
 
-    func remove(_ subscription: SubscriptionHandle) {
+    func remove(_ subscription: SubscriptionHandle, reason: TraceRecord.Ended.Reason) {
         var sweep = SweepBatch()
-        withIndex { index, retired in
+        var traces = false
+        let ended = withIndex { index, retired in
             index.tick(.dispose, sweep: &sweep, retired: &retired)
-            index.end(subscription, retired: &retired)
+            traces = index.hasTracer
+            return index.end(subscription, retired: &retired)
         }
         sweep.check(in: self)
+        if traces, let ended { trace(.ended(Self.end(of: ended, reason: reason))) }
     }
 
     func reclaim(_ subscriptions: some Sequence<SubscriptionHandle>) {
+        var ended: [SubscriptionNode] = []
         withIndex { index, retired in
-            for subscription in subscriptions { index.end(subscription, retired: &retired) }
+            for subscription in subscriptions {
+                let node = index.end(subscription, retired: &retired)
+                if index.hasTracer, let node { ended.append(node) }
+            }
         }
+        for node in ended { trace(.ended(Self.end(of: node, reason: .ownerGone))) }
     }
 
     func isLive(_ subscription: SubscriptionHandle) -> Bool {
@@ -111,15 +127,74 @@ final class SubscriptionIndex: SubscriptionContainer {
     }
 
     func report(_ error: HandlerError, from node: SubscriptionNode) {
-        let (handler, firstForNode) = withIndex { index, _ in
+        let (handler, firstForNode, traces) = withIndex { index, _ in
             defer { node.printedError = true }
-            return (index.handlerErrorHandler, !node.printedError)
+            index.noteHandlerError(error)
+            return (index.handlerErrorHandler, !node.printedError, index.hasTracer)
         }
         if let handler {
             handler(error)
         } else if firstForNode {
             HandlerError.printInDebugBuilds(error)
         }
+        if traces { trace(.handlerError(error)) }
+    }
+
+    func info(_ subscription: SubscriptionHandle) -> SubscriptionInfo? {
+        let found = withIndex { index, _ in index.primaryWithKeys(of: subscription) }
+        return found.map { node, keys in node.info(siblingKeys: keys) }
+    }
+
+    func deliveryEnqueued() {
+        inFlight.add(1)
+    }
+
+    func deliveryFinished() {
+        inFlight.add(-1)
+    }
+
+    /// Deliveries enqueued on a queue or the main queue that have not run yet.
+    var deliveriesInFlight: Int { inFlight.current }
+
+    /// The last handler errors (at most 64) and how many there were in all.
+    var handlerErrors: (recent: [HandlerError], count: Int) {
+        withIndex { index, _ in (index.recentHandlerErrors, index.handlerErrorCount) }
+    }
+
+    /// The live subscriptions (of `typeID` only, if given), in subscription order. O(N): the lock
+    /// is taken for 256 slots at a time; the infos are built with no lock held.
+    func subscriptionInfos(ofTypeID typeID: ObjectIdentifier?) -> [SubscriptionInfo] {
+        var found: [(SubscriptionNode, [String])] = []
+        var next: UInt32? = 0
+        while let start = next {
+            next = withIndex { index, _ in index.primaries(from: start, limit: 256, ofTypeID: typeID, into: &found) }
+        }
+        return found.map { node, keys in node.info(siblingKeys: keys) }.sorted { $0.id < $1.id }
+    }
+
+    /// The bus's tracer.
+    var tracer: (@Sendable (TraceRecord) -> Void)? {
+        get { withIndex { index, _ in index.tracer } }
+        set {
+            withIndex { index, _ in index.tracer = newValue }
+        }
+    }
+
+    /// Hands `record` to the tracer, if there is one (read under the lock, called outside it).
+    @inline(never)
+    func trace(_ record: @autoclosure () -> TraceRecord) {
+        guard let tracer else { return }
+        tracer(record())
+    }
+
+    private func traceSubscribed(_ node: SubscriptionNode, keys: [String]) {
+        trace(.subscribed(node.info(siblingKeys: Array(keys.dropFirst()))))
+    }
+
+    private static func end(of node: SubscriptionNode, reason: TraceRecord.Ended.Reason) -> TraceRecord.Ended {
+        TraceRecord.Ended(
+            id: node.id, type: node.eventType, reason: reason,
+            callSite: node.callSite.description)
     }
 
     /// The bus's dead-event handler.
@@ -138,11 +213,28 @@ final class SubscriptionIndex: SubscriptionContainer {
     struct Tally {
         /// Deliveries started or enqueued.
         var reached = 0
+        /// Of which enqueued.
+        var enqueued = 0
         var isStopped = false
         /// Handed to the type's hooks (which deliver through a dispatch of their own).
         var isHooked = false
+        /// Whether the walk ended before monitors it left for a ``Walk/monitors(upTo:)`` walk.
+        var leftMonitors = false
 
         var isDead: Bool { reached == 0 && !isStopped && !isHooked }
+    }
+
+    /// Which of a type's subscribers a dispatch walks. An event with supertypes is delivered to
+    /// its own handlers, then to its supertypes' handlers, then to its own monitors, then to its
+    /// supertypes' monitors: the walks after the first are `handlers` and `monitors` walks.
+    enum Walk {
+        /// Handlers, then monitors (the exact type's handlers only, if it has supertypes).
+        case all
+        /// Handlers only, of subscriptions up to `upTo` (the id the dispatch's first walk started
+        /// with); `stopped`: a handler already stopped the dispatch (so none runs).
+        case handlers(stopped: Bool, upTo: UInt64)
+        /// Monitors only, of subscriptions up to `upTo`.
+        case monitors(upTo: UInt64)
     }
 
     /// The one delivery path. Dispatches `event` with key `key` to `E`'s hooks if it has any
@@ -151,45 +243,72 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// delivered outside it, then its supertypes' subscribers; keeps it if `sticky` says so;
     /// reports it to the dead-event handler if it reached nobody.
     ///
-    /// `bus`: a full dispatch; `nil`: a delivery to one type's subscribers only (a supertype's: no
-    /// hooks, supertypes, sticky or dead event). `stopped`: a handler already stopped it.
+    /// `bus`: a full dispatch; `nil`: a delivery to one type's subscribers only (a supertype's, or
+    /// the exact type's monitors: no hooks, supertypes, sticky or dead event), as `walk` says.
+    ///
+    /// Inlined into its callers in release builds (its closures are then inlined too, which saves
+    /// a sixth of a one-subscriber dispatch); not in debug builds, where inlining would make every
+    /// nested dispatch's frame larger (the stack bound in "Guarantees").
     @discardableResult
+    #if DEBUG
+        @inline(never)
+    #else
+        @inline(__always)
+    #endif
     func dispatch<E: Sendable>(
-        _ event: E, key: String?, on bus: EventBus?, sticky: StickyPolicy? = nil, bypassingHooks: Bool = false,
-        includingUnkeyed: Bool = true, stopped: Bool = false
+        _ event: E, key: String?, on bus: EventBus?, sticky: StickyDispatch? = nil, bypassingHooks: Bool = false,
+        includingUnkeyed: Bool = true, walk: Walk = .all
     ) -> Tally {
         let typeID = ObjectIdentifier(E.self)
         return withUnsafeTemporaryAllocation(of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.chunkCapacity)
         {
             chunk in
-            var plan = DispatchPlan(key: key, includingUnkeyed: includingUnkeyed, stopped: stopped, chunk: chunk)
+            var plan = DispatchPlan(key: key, includingUnkeyed: includingUnkeyed, chunk: chunk)
             var sweep = SweepBatch()
-            var reportsDead = false
+            // Whether to report a dead event (1), whether to trace (2): read with the lock held.
+            var reports: UInt8 = 0
             let route: Route = withIndex { index, retired in
                 index.tick(.dispatch, sweep: &sweep, retired: &retired)
-                reportsDead = index.deadEventHandler != nil && bus != nil && sticky == nil
+                // A sticky dispatch is never a dead event.
+                if bus != nil { reports = index.reports & (sticky == nil ? 3 : 2) }
                 var found = index.bucket(for: typeID)
                 if found == nil, let bus, sticky != nil || index.needsBucket(E.self) {
                     found = index.bucket(for: E.self, on: bus)
                 }
                 guard let bucket = found else { return .nothing }
-                if let hooks = bucket.hooks, !bypassingHooks { return .hooks(hooks) }
-                plan.start(in: bucket, lastID: index.lastID, index: &index, retired: &retired)
-                if let sticky {
-                    index.storeSticky(
-                        event, key: key, policy: sticky, received: plan.foundSubscribers, in: bucket, retired: &retired)
+                var supertypes: (any SupertypeDelivering)?
+                if !bucket.isPlain {
+                    if let hooks = bucket.hooks, !bypassingHooks { return .hooks(hooks) }
+                    if bus != nil { supertypes = bucket.supertypes }
                 }
-                return bus == nil ? .plan(nil) : .plan(bucket.supertypes)
+                if case .all = walk {} else { plan.limit(to: walk) }
+                plan.start(
+                    in: bucket, lastID: index.lastID, handlersOnly: supertypes != nil, index: &index,
+                    retired: &retired)
+                if let sticky {
+                    // A supertype's subscriber receiving it counts too.
+                    let received =
+                        supertypes == nil
+                        ? plan.foundSubscribers : index.receives(key, in: bucket, orIn: sticky.supertypeIDs)
+                    index.storeSticky(
+                        event, key: key, policy: sticky.policy, received: received, in: bucket, retired: &retired)
+                }
+                return supertypes.map(Route.planThenSupertypes) ?? .plan
             }
             var tally = Tally()
             switch route {
-            case .plan(let supertypes):
-                tally = withUnsafePointer(to: event) { event in
-                    plan.run(event, in: self)
-                    let tally = Tally(reached: plan.reached, isStopped: plan.isStopped)
-                    guard let supertypes else { return tally }
-                    return deliver(event, as: supertypes, key: key, after: tally)
-                }
+            case .plan:
+                withUnsafePointer(to: event) { plan.run($0, in: self) }
+                tally = Tally(
+                    reached: plan.reached, enqueued: plan.enqueued, isStopped: plan.isStopped,
+                    leftMonitors: plan.leftMonitors)
+            case .planThenSupertypes(let supertypes):
+                withUnsafePointer(to: event) { plan.run($0, in: self) }
+                tally = deliver(
+                    event, as: supertypes, key: key, includingUnkeyed: includingUnkeyed, upTo: plan.maxID,
+                    after: Tally(
+                        reached: plan.reached, enqueued: plan.enqueued, isStopped: plan.isStopped,
+                        leftMonitors: plan.leftMonitors))
             case .hooks(let hooks):
                 tally.isHooked = true
                 if sticky != nil { hooks.refuseSticky() }
@@ -198,20 +317,28 @@ final class SubscriptionIndex: SubscriptionContainer {
                 break
             }
             sweep.check(in: self)
-            if reportsDead && tally.isDead { reportDead(event, key: key) }
+            if reports != 0 { report(reports, E.self, event, key: key, tally, sticky: sticky) }
             return tally
         }
     }
 
-    /// Delivers the event at `event` to the supertypes' subscribers (after its own type's, which
-    /// did `tally`).
+    /// Delivers `event` to its supertypes' handlers, then to the monitors: its own type's (which
+    /// did `tally` with its handlers, walking the subscriptions up to `upTo`), then its
+    /// supertypes'.
     @inline(never)
-    private func deliver(
-        _ event: UnsafeRawPointer, as supertypes: any SupertypeDelivering, key: String?, after tally: Tally
+    private func deliver<E: Sendable>(
+        _ event: E, as supertypes: any SupertypeDelivering, key: String?, includingUnkeyed: Bool, upTo: UInt64,
+        after tally: Tally
     ) -> Tally {
-        var delivery = SupertypeDelivery(index: self, key: key, isStopped: tally.isStopped, reached: tally.reached)
-        supertypes.deliver(event, &delivery)
-        return Tally(reached: delivery.reached, isStopped: delivery.isStopped)
+        var delivery = SupertypeDelivery(index: self, key: key, upTo: upTo, after: tally)
+        withUnsafePointer(to: event) { supertypes.deliver($0, &delivery) }
+        if tally.leftMonitors {
+            let monitors = dispatch(
+                event, key: key, on: nil, includingUnkeyed: includingUnkeyed, walk: .monitors(upTo: upTo))
+            delivery.countMonitorDeliveries(monitors)
+        }
+        delivery.deliverToMonitors()
+        return Tally(reached: delivery.reached, enqueued: delivery.enqueued, isStopped: delivery.isStopped)
     }
 
     /// Hands a dead event to the dead-event handler, if there is one. (Only events are dispatched
@@ -220,11 +347,33 @@ final class SubscriptionIndex: SubscriptionContainer {
     private func reportDead(_ event: some Sendable, key: String?) {
         guard let handler = deadEventHandler, let event = event as? any Event else { return }
         handler(DeadEvent(event: event, key: key))
+        trace(.deadEvent(DeadEvent(event: event, key: key)))
+    }
+
+    /// After a dispatch: hands it to the tracer (`reports` bit 2) and, if it reached nobody, to the
+    /// dead-event handler (bit 1).
+    @inline(never)
+    private func report<E: Sendable>(
+        _ reports: UInt8, _: E.Type, _ event: E, key: String?, _ tally: Tally, sticky: StickyDispatch?
+    ) {
+        if reports & 2 != 0 { traceDispatch(E.self, key: key, tally, sticky: sticky) }
+        if reports & 1 != 0 && tally.isDead { reportDead(event, key: key) }
+    }
+
+    /// Hands a dispatch's record to the tracer.
+    private func traceDispatch<E>(_: E.Type, key: String?, _ tally: Tally, sticky: StickyDispatch?) {
+        trace(
+            .dispatched(
+                TraceRecord.Dispatched(
+                    type: E.self, key: key, delivered: tally.reached - tally.enqueued,
+                    enqueued: tally.enqueued, isStopped: tally.isStopped, sticky: sticky?.policy)))
     }
 
     private enum Route {
-        /// Deliver to the subscribers the plan holds, then to the supertypes' (if any).
-        case plan((any SupertypeDelivering)?)
+        /// Deliver to the subscribers the plan holds.
+        case plan
+        /// Deliver to the subscribers the plan holds, then to the supertypes'.
+        case planThenSupertypes(any SupertypeDelivering)
         /// No subscriber, no hooks, no supertypes.
         case nothing
         /// Hand the event to the type's hooks.
@@ -270,8 +419,8 @@ final class SubscriptionIndex: SubscriptionContainer {
         }
     }
 
-    /// The number of live subscriptions. O(1).
-    var count: Int { withIndex { index, _ in index.subscriptionCount } }
+    /// The number of live subscriptions, internal ones excluded. O(1).
+    var count: Int { withIndex { index, _ in index.subscriptionCount - index.internalCount } }
 
     /// Runs `body` under the lock on `E`'s sticky store, if it has one, after letting go of the
     /// bus's expired sticky events; what `body` removes (into its last argument) is released after
@@ -306,6 +455,11 @@ final class SubscriptionIndex: SubscriptionContainer {
         withIndex { index, _ in index.bucket(for: typeID)?.subscriptionCount ?? 0 }
     }
 
+    /// `count(ofTypeID:)`, internal subscriptions excluded. O(1).
+    func userCount(ofTypeID typeID: ObjectIdentifier) -> Int {
+        withIndex { index, _ in index.bucket(for: typeID).map { $0.subscriptionCount - $0.internalCount } ?? 0 }
+    }
+
     /// See `TypeIndex.dispatchesPerSweepTurn`.
     var dispatchesPerSweepTurn: Int { withIndex { index, _ in index.dispatchesPerSweepTurn } }
 
@@ -314,6 +468,11 @@ final class SubscriptionIndex: SubscriptionContainer {
 
     /// Ends every subscription (the bus is being deallocated): queued deliveries will not start.
     func removeAll() {
-        withIndex { index, retired in index.removeAll(retired: &retired) }
+        var ended: [SubscriptionNode]?
+        withIndex { index, retired in
+            if index.hasTracer { ended = [] }
+            index.removeAll(retired: &retired, ended: &ended)
+        }
+        for node in ended ?? [] { trace(.ended(Self.end(of: node, reason: .busGone))) }
     }
 }

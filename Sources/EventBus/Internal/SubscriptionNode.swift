@@ -31,6 +31,10 @@ class SubscriptionNode: @unchecked Sendable {
     let level: DeliveryLevel
     /// Where the subscription was made.
     let callSite: CallSite
+    /// The `freeWith` owner's type (introspection).
+    let ownerType: Any.Type?
+    /// Whether the subscription is the library's or an integration's own (`markedInternal()`).
+    let isInternal: Bool
     /// The `freeWith` owner, held weakly.
     weak var owner: AnyObject?
     /// Whether the owner may only be released on the main queue (main-actor and `atQueue(.main)`
@@ -86,6 +90,8 @@ class SubscriptionNode: @unchecked Sendable {
         self.isOwned = options.isOwned
         self.level = options.level
         self.callSite = callSite
+        self.ownerType = options.ownerType
+        self.isInternal = options.isInternal
         self.ownerBelongsToMain = ownerBelongsToMain
         self.anchor = anchor
     }
@@ -107,6 +113,30 @@ class SubscriptionNode: @unchecked Sendable {
     /// a chunk is not generic (unspecialized generic code pays runtime metadata look-ups).
     func deliver(_ event: UnsafeRawPointer) -> Outcome {
         preconditionFailure("EventBus: a subscription node without a body")
+    }
+
+    /// The event type (overridden by ``Subscription``).
+    var eventType: Any.Type { preconditionFailure("EventBus: a subscription node without a body") }
+
+    /// Where the handler runs (overridden by ``Subscription``).
+    var delivery: SubscriptionInfo.Delivery {
+        preconditionFailure("EventBus: a subscription node without a body")
+    }
+
+    /// What introspection shows of the subscription (a primary node, with its siblings' keys).
+    /// Loads the owner, which retains it: a main-bound owner is only loaded on the main queue
+    /// (elsewhere its liveness is reported as unknown). No lock held.
+    final func info(siblingKeys: [String]) -> SubscriptionInfo {
+        var ownerAlive: Bool?
+        if isOwned && (!ownerBelongsToMain || isOnMainQueue) { ownerAlive = owner != nil }
+        var keys = siblingKeys
+        if let key { keys.insert(key, at: 0) }
+        let ownerTypeName: String? = ownerType.map { String(reflecting: $0) }
+        return SubscriptionInfo(
+            id: id, eventType: String(reflecting: eventType), keys: keys,
+            delivery: delivery, priority: level.priority, isMonitor: level.isMonitor,
+            ownerType: ownerTypeName, isOwnerAlive: ownerAlive,
+            callSite: callSite.description, isInternal: isInternal)
     }
 
     /// Marks this node ended; `true` only for the one call that ended it.
@@ -138,7 +168,7 @@ struct SubscriptionHandle: Hashable, Sendable {
 protocol SubscriptionContainer: AnyObject, Sendable {
     /// Ends the subscription and forgets it, in O(1) per key, releasing what it held after
     /// unlocking. Does nothing if it has already ended.
-    func remove(_ subscription: SubscriptionHandle)
+    func remove(_ subscription: SubscriptionHandle, reason: TraceRecord.Ended.Reason)
     /// Ends and forgets `subscriptions`, whose owner was found gone. The sequence is iterated
     /// under the container's lock: it must not run user code (no owner loads in a lazy filter).
     func reclaim(_ subscriptions: some Sequence<SubscriptionHandle>)
@@ -149,6 +179,12 @@ protocol SubscriptionContainer: AnyObject, Sendable {
     func attach(_ subscription: SubscriptionHandle, to bag: DisposeBag)
     /// Hands an error thrown by `node`'s handler to the error handler (no lock held by the caller).
     func report(_ error: HandlerError, from node: SubscriptionNode)
+    /// What introspection shows of the subscription, if it is live.
+    func info(_ subscription: SubscriptionHandle) -> SubscriptionInfo?
+    /// A delivery was enqueued on a queue or the main queue (`EventBusTesting`'s `settle()`).
+    func deliveryEnqueued()
+    /// An enqueued delivery ran (or found its subscription ended).
+    func deliveryFinished()
 }
 
 /// What tokens and nodes refer to, weakly, instead of their container.

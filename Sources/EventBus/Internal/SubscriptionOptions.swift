@@ -16,6 +16,11 @@ struct SubscriptionOptions {
     var isMonitor = false
     /// Set by `replayingSticky()`.
     var replaysSticky = false
+    /// The `freeWith` owner's type, for introspection.
+    var ownerType: Any.Type?
+    /// Set by `markedInternal()`: the subscription belongs to the library or an integration, not
+    /// to the app (excluded from the counts and listed as internal).
+    var isInternal = false
 
     /// The node's place in a dispatch: handlers by priority, then monitors by priority.
     var level: DeliveryLevel { DeliveryLevel(priority: priority, isMonitor: isMonitor) }
@@ -41,6 +46,7 @@ struct DeliveryLevel: Hashable, Comparable {
 
     var index: Int { Int(rawValue) }
     var isMonitor: Bool { self >= Self.firstMonitor }
+    var priority: EventPriority { EventPriority.allCases[Int(rawValue % 3)] }
 
     static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }

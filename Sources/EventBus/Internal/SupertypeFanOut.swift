@@ -25,24 +25,57 @@ final class SupertypeFanOut<E: DeliveredAsSupertypes>: SupertypeDelivering {
     }
 }
 
-/// One dispatch's delivery to supertypes: the event's key, whether a handler stopped it, and how
-/// many deliveries it started so far.
+/// One dispatch's delivery to supertypes: the event's key, whether a handler stopped it, how many
+/// deliveries it started so far, and the supertypes' monitors, delivered to after every handler.
 struct SupertypeDelivery {
     let index: SubscriptionIndex
     let key: String?
+    /// The id the exact type's walk started with: subscriptions made during the dispatch, to any
+    /// type, are not delivered to.
+    let upTo: UInt64
     private(set) var isStopped: Bool
     private(set) var reached: Int
+    private(set) var enqueued: Int
+    /// The monitors walks of the supertypes that have monitors, in declaration order.
+    private var monitors: [() -> SubscriptionIndex.Tally] = []
+
+    /// Continues a dispatch whose exact type's handlers did `tally`.
+    init(index: SubscriptionIndex, key: String?, upTo: UInt64, after tally: SubscriptionIndex.Tally) {
+        self.index = index
+        self.key = key
+        self.upTo = upTo
+        isStopped = tally.isStopped
+        reached = tally.reached
+        enqueued = tally.enqueued
+    }
 
     /// Whether `S` has live subscriptions on the bus (O(1), one lock acquisition).
     func hasSubscribers<S>(_: S.Type) -> Bool {
         index.count(ofTypeID: ObjectIdentifier(S.self)) > 0
     }
 
-    /// Delivers `value` to the subscribers of `S` and the event's key, as a plain dispatch (no
-    /// hooks, no supertypes of its own, nothing sticky).
+    /// Delivers `value` to the handlers of `S` and the event's key, as a plain dispatch (no hooks,
+    /// no supertypes of its own, nothing sticky), and keeps its monitors for
+    /// ``deliverToMonitors()``.
     mutating func deliver<S: Sendable>(_ value: S, as _: S.Type) {
-        let tally = index.dispatch(value, key: key, on: nil, stopped: isStopped)
+        let tally = index.dispatch(value, key: key, on: nil, walk: .handlers(stopped: isStopped, upTo: upTo))
         reached += tally.reached
+        enqueued += tally.enqueued
         isStopped = isStopped || tally.isStopped
+        guard tally.leftMonitors else { return }
+        monitors.append { [index, key, upTo] in
+            index.dispatch(value, key: key, on: nil, walk: .monitors(upTo: upTo))
+        }
+    }
+
+    /// Counts the deliveries of a monitors walk (the exact type's).
+    mutating func countMonitorDeliveries(_ tally: SubscriptionIndex.Tally) {
+        reached += tally.reached
+        enqueued += tally.enqueued
+    }
+
+    /// Delivers to the supertypes' monitors that ``deliver(_:as:)`` kept.
+    mutating func deliverToMonitors() {
+        for walk in monitors { countMonitorDeliveries(walk()) }
     }
 }

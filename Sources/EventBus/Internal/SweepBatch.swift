@@ -24,7 +24,15 @@ struct SweepBatch: ~Copyable {
     }
 
     /// Ends the subscriptions whose owner is gone and has `container` forget them. No lock held.
+    @inline(__always)
     consuming func check(in container: SubscriptionIndex) {
+        // Most operations pick nothing: that case costs two loads.
+        guard first != nil || mainSweepDue else { return }
+        checkPicked(in: container)
+    }
+
+    @inline(never)
+    private consuming func checkPicked(in container: SubscriptionIndex) {
         if mainSweepDue { container.scheduleMainSweep() }
         guard first != nil else { return }
         let firstDead = first.map(Self.ownerIsGone) ?? false

@@ -40,7 +40,28 @@ struct TypeIndex {
 
     /// The bus's dead-event and handler-error handlers (here, so that a dispatch learns whether it
     /// must report a dead event in the critical section it already has).
-    var deadEventHandler: (@Sendable (DeadEvent) -> Void)?
+    var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
+        didSet { updateReports() }
+    }
+    /// The bus's tracer; see `EventBus.tracer`.
+    var tracer: (@Sendable (TraceRecord) -> Void)? {
+        didSet { updateReports() }
+    }
+    /// What a dispatch reports after unlocking (read by every dispatch without copying a closure):
+    /// bit 1, a dead event (`deadEventHandler` is set); bit 2, a record (`tracer` is set).
+    private(set) var reports: UInt8 = 0
+    /// Whether `tracer` is set.
+    var hasTracer: Bool { reports & 2 != 0 }
+
+    private mutating func updateReports() {
+        reports = (deadEventHandler == nil ? 0 : 1) | (tracer == nil ? 0 : 2)
+    }
+    /// The last handler errors (at most `recentHandlerErrorsLimit`), and how many there were.
+    private(set) var recentHandlerErrors: [HandlerError] = []
+    private(set) var handlerErrorCount = 0
+    static let recentHandlerErrorsLimit = 64
+    /// Live internal subscriptions (`markedInternal()`), counted in `subscriptionCount` too.
+    private(set) var internalCount = 0
     var handlerErrorHandler: (@Sendable (HandlerError) -> Void)?
 
     // Sticky events: the clock of their TTL, their counter (orders them across keys), and the
@@ -105,15 +126,30 @@ struct TypeIndex {
 
     /// Whether `E`, which has no bucket, needs one to be dispatched: it has hooks or supertypes (two
     /// conformance checks, cached per slot for the types that have neither).
+    @inline(__always)
     mutating func needsBucket<E: Sendable>(_: E.Type) -> Bool {
         let typeID = ObjectIdentifier(E.self)
         let slot = Self.slot(of: typeID)
         if recentUnhooked[slot] == typeID { return false }
+        return needsBucket(E.self, slot: slot)
+    }
+
+    /// `needsBucket`, when the type is not in the cache.
+    @inline(never)
+    private mutating func needsBucket<E: Sendable>(_: E.Type, slot: Int) -> Bool {
+        let typeID = ObjectIdentifier(E.self)
         guard E.self is any HookedEvent.Type || E.self is any DeliveredAsSupertypes.Type else {
             recentUnhooked[slot] = typeID
             return false
         }
         return true
+    }
+
+    /// Whether a dispatch of key `key` to `bucket`'s type is received: a live subscription of the
+    /// key (or of none) of that type, or of one of its supertypes `supertypeIDs`, at any level.
+    func receives(_ key: String?, in bucket: Bucket, orIn supertypeIDs: [ObjectIdentifier]) -> Bool {
+        bucket.hasLiveSubscription(forKey: key)
+            || supertypeIDs.contains { buckets[$0]?.hasLiveSubscription(forKey: key) ?? false }
     }
 
     /// The number of buckets (for tests of bucket removal).
@@ -212,8 +248,16 @@ struct TypeIndex {
         let id = eventbus_next_subscription_id()
         lastID = id
         let slot = slots.reserve()
+        // The plain shape gets its own class (see `PlainSubscription`).
+        var plainHandler: (@Sendable (E) -> Void)?
+        if !options.isOwned, case .immediate(.event(let handler)) = body { plainHandler = handler }
         func node(key: String?) -> Subscription<E> {
-            Subscription(
+            if let plainHandler {
+                return PlainSubscription(
+                    handler: plainHandler, id: id, slot: slot, key: key, body: body, options: options,
+                    callSite: callSite, bucket: bucket, anchor: anchor)
+            }
+            return Subscription(
                 id: id, slot: slot, key: key, body: body, options: options, owner: owner, callSite: callSite,
                 bucket: bucket,
                 anchor: anchor)
@@ -229,6 +273,10 @@ struct TypeIndex {
         }
         bucket.subscriptionCount += 1
         subscriptionCount += 1
+        if options.isInternal {
+            bucket.internalCount += 1
+            internalCount += 1
+        }
         slots.set(primary, at: slot)
         if options.isOwned { insertOwned(primary) }
         if let hooks = bucket.hooks {
@@ -288,10 +336,15 @@ struct TypeIndex {
     /// Ends a subscription (its primary node and siblings) and unlinks it. Does nothing if it has
     /// already ended. O(keys). A node that a dispatch in progress holds stays in its list, ended,
     /// until that dispatch lets go of it (`unpin`).
-    mutating func end(_ subscription: SubscriptionHandle, retired: inout Retired) {
-        guard let primary = primary(of: subscription) else { return }
+    @discardableResult
+    mutating func end(_ subscription: SubscriptionHandle, retired: inout Retired) -> SubscriptionNode? {
+        guard let primary = primary(of: subscription) else { return nil }
         slots.free(subscription.slot)
         subscriptionCount -= 1
+        if primary.isInternal {
+            internalCount -= 1
+            primary.bucket.internalCount -= 1
+        }
         _ = primary.end()
         for sibling in primary.siblings { _ = sibling.end() }
         let bucket = primary.bucket
@@ -303,6 +356,37 @@ struct TypeIndex {
         unlinkNode(primary, from: bucket, retired: &retired)
         for sibling in primary.siblings { unlinkNode(sibling, from: bucket, retired: &retired) }
         bucket.subscriptionCount -= 1
+        return primary
+    }
+
+    /// Records a handler error for `EventBusTesting` (the last few, and a count).
+    mutating func noteHandlerError(_ error: HandlerError) {
+        handlerErrorCount += 1
+        if recentHandlerErrors.count == Self.recentHandlerErrorsLimit { recentHandlerErrors.removeFirst() }
+        recentHandlerErrors.append(error)
+    }
+
+    /// The live subscription `subscription` names, with its siblings' keys, if it is live.
+    func primaryWithKeys(of subscription: SubscriptionHandle) -> (SubscriptionNode, [String])? {
+        guard let primary = primary(of: subscription) else { return nil }
+        return (primary, primary.siblings.compactMap(\.key))
+    }
+
+    /// The live subscriptions in slots `start..<start + limit` (of `typeID` only, if given), with
+    /// their siblings' keys; and the slot to go on from, `nil` at the end. O(limit).
+    func primaries(
+        from start: UInt32, limit: UInt32, ofTypeID typeID: ObjectIdentifier?,
+        into found: inout [(SubscriptionNode, [String])]
+    ) -> UInt32? {
+        let end = Swift.min(slots.count, start &+ limit)
+        var slot = start
+        while slot < end {
+            if let node = slots.node(at: slot), node.isLive, typeID == nil || node.bucket.typeID == typeID {
+                found.append((node, node.siblings.compactMap(\.key)))
+            }
+            slot += 1
+        }
+        return end < slots.count ? end : nil
     }
 
     private mutating func unlinkNode(_ node: SubscriptionNode, from bucket: Bucket, retired: inout Retired) {
@@ -339,9 +423,12 @@ struct TypeIndex {
 
     /// Ends every subscription and empties the index (the bus is being deallocated). O(N), with no
     /// other thread able to reach the index any more.
-    mutating func removeAll(retired: inout Retired) {
+    /// `ended`: if given, gets each subscription's primary (for the tracer).
+    mutating func removeAll(retired: inout Retired, ended: inout [SubscriptionNode]?) {
+        var seen = Set<UInt64>()
         for bucket in buckets.values {
             bucket.drain { node in
+                if ended != nil, seen.insert(node.id).inserted { ended?.append(node) }
                 _ = node.end()
                 if let bag = node.bag { retired.tell(bag, forget: node.id) }
                 node.nextOwned = nil
@@ -354,6 +441,7 @@ struct TypeIndex {
         recentBuckets = ContiguousArray(repeating: nil, count: Self.recentBucketsCount)
         slots = SlotTable()
         subscriptionCount = 0
+        internalCount = 0
         sweepCursor = nil
         ownedCount = 0
         expiries.removeAll()

@@ -20,6 +20,10 @@ static inline bool eventbus_atomic_compare_exchange(intptr_t *word, intptr_t exp
 }
 
 /// A number unique in the process, from a counter starting at 1 (relaxed atomic increment).
+static inline intptr_t eventbus_atomic_add(intptr_t *word, intptr_t delta) {
+    return __atomic_add_fetch(word, delta, __ATOMIC_ACQ_REL);
+}
+
 uint64_t eventbus_next_subscription_id(void);
 
 /// Whether the calling thread is the process's main thread (Darwin: `pthread_main_np`; Linux: its

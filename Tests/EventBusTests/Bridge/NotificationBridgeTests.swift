@@ -392,7 +392,9 @@ struct TypedBridgeTests {
         #expect(typed.value == 1)
         #expect(legacyCounts.value == [3])
         #expect(asNotification.value == 1)
-        #expect(fixture.bus.subscriptionCount(of: CartChanged.self) == 2)  // the bridge and the subscriber
+        // The bridge is an internal subscription: listed, but not counted.
+        #expect(fixture.bus.subscriptionCount(of: CartChanged.self) == 1)
+        #expect(fixture.bus.subscriptions(of: CartChanged.self).map(\.isInternal) == [true, false])
 
         token.dispose()
         fixture.bus.dispatch(CartChanged(count: 4))

@@ -23,10 +23,14 @@ struct ModelBasedTests {
         var deliveries = 0
         var opsByKind: [String: Int] = [:]
         var failures = 0
+        var supertypeOps = 0
         let seeds = Self.onlySeed.map { $0...$0 } ?? 1...UInt64(Self.seeds)
         for seed in seeds {
             let ops = ModelProgram.generate(seed: seed, count: Self.operations)
-            for op in ops { opsByKind[String("\(op)".prefix { $0 != "(" }), default: 0] += 1 }
+            for op in ops {
+                opsByKind[String("\(op)".prefix { $0 != "(" }), default: 0] += 1
+                if "\(op)".contains("activity") { supertypeOps += 1 }
+            }
             if let failure = ModelProgram.check(ops, deliveries: &deliveries) {
                 failures += 1
                 Issue.record("seed \(seed) (rerun: EVENTBUS_MODEL_SEED=\(seed)): \(failure)")
@@ -34,7 +38,9 @@ struct ModelBasedTests {
             }
         }
         let mix = opsByKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        print("model: \(seeds.count) seeds × \(Self.operations) ops, \(deliveries) deliveries matched; ops: \(mix)")
+        print(
+            "model: \(seeds.count) seeds × \(Self.operations) ops, \(deliveries) deliveries matched; ops: \(mix); "
+                + "\(supertypeOps) of them subscribe to the supertype")
     }
 
     @Test("Decoding bytes uses the generator's grammar, and any bytes make a valid program")

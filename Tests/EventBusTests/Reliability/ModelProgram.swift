@@ -5,7 +5,9 @@
 // A program is a list of `ModelOp`s, made either from a seed (`ModelProgram.generate`) or from fuzzer
 // bytes (`ModelProgram.decode`) through the same grammar (`ModelProgram.makeOp`). `ModelProgram.check`
 // runs it twice: against a real `EventBus` and against `ReferenceModel`, a direct transcription of
-// DESIGN.md §3–4 (keyed subscribers first, then unkeyed, each in subscription order; depth-first
+// DESIGN.md §3–4 and §7 (by level: priorities, then monitors; keyed subscribers first, then
+// unkeyed, each in subscription order; an A is delivered as `any ModelActivity` too, after A's
+// handlers, and its monitors after every handler; a stop skips the handlers left; depth-first
 // re-entrant dispatch; a subscriber made during a dispatch does not get that event; a subscriber
 // disposed before its turn is skipped; an owner is retained for the duration of its subscriber's
 // call and a subscriber whose owner is gone is never called). The delivery logs must be equal, and
@@ -13,23 +15,31 @@
 
 import EventBus
 
-/// The two event types a program uses (dispatching "the other type" from a handler).
+/// The two event types a program dispatches (dispatching "the other type" from a handler), and
+/// the supertype A is also delivered as (subscribed to, never dispatched as itself).
 enum ModelEventKind: Int, Sendable, CaseIterable {
     case a, b
+    /// `on(anyOf: (any ModelActivity).self)`: gets every A, after A's handlers.
+    case activity
 }
 
 /// The `ofType` keys a program may use; "k2" is dispatched more often than subscribed to.
 let modelKeys = ["k0", "k1", "k2"]
 
-protocol ModelEvent: Event {
-    init(serial: Int, key: String?)
+/// What an A is also delivered as.
+protocol ModelActivity: Sendable {
     var serial: Int { get }
 }
 
-struct ModelEventA: ModelEvent {
+protocol ModelEvent: Event, ModelActivity {
+    init(serial: Int, key: String?)
+}
+
+struct ModelEventA: ModelEvent, DeliveredAsSupertypes {
     let serial: Int
     let key: String?
     var eventType: String? { key }
+    static let supertypes: [Supertype<Self>] = [.as((any ModelActivity).self) { $0 }]
 }
 
 struct ModelEventB: ModelEvent {
@@ -176,6 +186,14 @@ enum ModelProgram {
     /// The grammar: one operation from a source of numbers `draw(bound) in 0..<bound`.
     static func makeOp(_ draw: (Int) -> Int) -> ModelOp {
         func kind() -> ModelEventKind { draw(4) == 3 ? .b : .a }
+        /// What a subscription is to: A, B, or A's supertype.
+        func subscribedKind() -> ModelEventKind {
+            switch draw(8) {
+            case 0..<5: .a
+            case 5: .b
+            default: .activity
+            }
+        }
         func keys() -> [Int] {
             switch draw(5) {
             case 0, 1, 2: []
@@ -191,7 +209,7 @@ enum ModelProgram {
             guard draw(10) < 4 else { return nil }
             switch draw(6) {
             case 0: return .dispatch(kind(), key: dispatchKey())
-            case 1: return .subscribe(kind(), keys: keys())
+            case 1: return .subscribe(subscribedKind(), keys: keys())
             case 2, 3: return .dispose(draw(24))
             case 4: return .disposeSelf
             default: return .releaseOwner(draw(ownerSlots))
@@ -208,10 +226,11 @@ enum ModelProgram {
         }
         let pick = draw(100)
         switch pick {
-        case 0..<20: return .subscribe(kind(), keys: keys(), reaction: reaction(), policy: policy())
+        case 0..<20: return .subscribe(subscribedKind(), keys: keys(), reaction: reaction(), policy: policy())
         case 20..<30:
             return .subscribeOwned(
-                slot: draw(ownerSlots), kind(), keys: keys(), passesOwner: draw(2) == 0, reaction: reaction(),
+                slot: draw(ownerSlots), subscribedKind(), keys: keys(), passesOwner: draw(2) == 0,
+                reaction: reaction(),
                 policy: policy())
         case 30..<44: return .dispose(draw(24))
         case 44..<48: return .disposeTwice(draw(24))
@@ -372,6 +391,7 @@ final class BusRun: @unchecked Sendable {
         switch kind {
         case .a: bus.dispatch(ModelEventA(serial: eventSerial, key: key))
         case .b: bus.dispatch(ModelEventB(serial: eventSerial, key: key))
+        case .activity: preconditionFailure("the grammar dispatches A and B only")
         }
     }
 
@@ -389,6 +409,10 @@ final class BusRun: @unchecked Sendable {
             case .b:
                 register(
                     ModelEventB.self, index: index, keys: keys, slot: slot, passesOwner: passesOwner, policy: policy)
+            case .activity:
+                register(
+                    bus.on(anyOf: (any ModelActivity).self), serial: { $0.serial }, index: index, keys: keys,
+                    slot: slot, passesOwner: passesOwner, policy: policy)
             }
         tokens.append(token)
         if slot != nil, owners[slot!] == nil, !token.isDisposed {
@@ -399,41 +423,54 @@ final class BusRun: @unchecked Sendable {
     private func register<E: ModelEvent>(
         _: E.Type, index: Int, keys: [Int], slot: Int?, passesOwner: Bool, policy: ModelPolicy
     ) -> EventToken {
-        var maker = bus.on(E.self).priority(policy.eventPriority)
+        register(
+            bus.on(E.self), serial: { $0.serial }, index: index, keys: keys, slot: slot, passesOwner: passesOwner,
+            policy: policy)
+    }
+
+    /// Registers on `maker` (of an event type or a supertype), reading serials with `serial`.
+    private func register<E: Sendable>(
+        _ maker: SubscriberMaker<E, Never, EventDelivery.Synchronous>, serial: @escaping @Sendable (E) -> Int,
+        index: Int, keys: [Int], slot: Int?, passesOwner: Bool, policy: ModelPolicy
+    ) -> EventToken {
+        var maker = maker.priority(policy.eventPriority)
         for key in keys { maker = maker.ofType(modelKeys[key]) }
         let owner = slot.map { owners[$0] }
         if policy.isMonitor {
-            return register(maker.monitor(), index: index, owner: owner, passesOwner: passesOwner)
+            return register(maker.monitor(), serial: serial, index: index, owner: owner, passesOwner: passesOwner)
         }
-        guard policy.stops else { return register(maker, index: index, owner: owner, passesOwner: passesOwner) }
+        guard policy.stops else {
+            return register(maker, serial: serial, index: index, owner: owner, passesOwner: passesOwner)
+        }
         // `unowned`: the bus, and with it every handler, is deallocated with this run.
         guard let owner else {
             return maker.handle { [unowned self] event in
-                self.deliver(index, event.serial, owner: -1)
+                self.deliver(index, serial(event), owner: -1)
                 return .stop
             }
         }
         return maker.freeWith(owner).handle { [unowned self] owner, event in
-            self.deliver(index, event.serial, owner: passesOwner ? owner.generation : -1)
+            self.deliver(index, serial(event), owner: passesOwner ? owner.generation : -1)
             return .stop
         }
     }
 
     /// `owner`: `nil` for no `freeWith`, `.some(nil)` for an owner already gone.
-    private func register<E: ModelEvent, D: NonisolatedDelivery>(
-        _ maker: SubscriberMaker<E, Never, D>, index: Int, owner: ModelOwner??, passesOwner: Bool
+    private func register<E: Sendable, D: NonisolatedDelivery>(
+        _ maker: SubscriberMaker<E, Never, D>, serial: @escaping @Sendable (E) -> Int, index: Int,
+        owner: ModelOwner??, passesOwner: Bool
     ) -> EventToken {
         // `unowned`: the bus, and with it every handler, is deallocated with this run.
         guard let owner else {
-            return maker.next { [unowned self] event in self.deliver(index, event.serial, owner: -1) }
+            return maker.next { [unowned self] event in self.deliver(index, serial(event), owner: -1) }
         }
         let owned = maker.freeWith(owner)
         if passesOwner {
             return owned.next { [unowned self] owner, event in
-                self.deliver(index, event.serial, owner: owner.generation)
+                self.deliver(index, serial(event), owner: owner.generation)
             }
         }
-        return owned.next { [unowned self] _, event in self.deliver(index, event.serial, owner: -1) }
+        return owned.next { [unowned self] _, event in self.deliver(index, serial(event), owner: -1) }
     }
 
     private func deliver(_ index: Int, _ eventSerial: Int, owner: Int) {
@@ -562,13 +599,22 @@ struct ReferenceModel {
         depth += 1
         defer { depth -= 1 }
         // Who is subscribed when the dispatch starts: for each level (handlers by priority, then
-        // monitors by priority), the event's key list, then the unkeyed list.
-        let all = subscriptions.indices.filter { subscriptions[$0].kind == kind }
-        let route = (0..<6).flatMap { level in
-            let atLevel = all.filter { subscriptions[$0].policy.level == level }
-            let keyed = key.map { key in atLevel.filter { subscriptions[$0].keys.contains(key) } } ?? []
-            return keyed + atLevel.filter { subscriptions[$0].keys.isEmpty }
+        // monitors by priority), the event's key list, then the unkeyed list. An A's supertype's
+        // handlers come after A's, and its monitors after A's.
+        let subscribed = subscriptions.indices
+        func route(of kind: ModelEventKind, levels: Range<Int>) -> [Int] {
+            let all = subscribed.filter { subscriptions[$0].kind == kind }
+            return levels.flatMap { level in
+                let atLevel = all.filter { subscriptions[$0].policy.level == level }
+                let keyed = key.map { key in atLevel.filter { subscriptions[$0].keys.contains(key) } } ?? []
+                return keyed + atLevel.filter { subscriptions[$0].keys.isEmpty }
+            }
         }
+        let route =
+            kind == .a
+            ? route(of: .a, levels: 0..<3) + route(of: .activity, levels: 0..<3) + route(of: .a, levels: 3..<6)
+                + route(of: .activity, levels: 3..<6)
+            : route(of: kind, levels: 0..<6)
         var stopped = false
         for index in route {
             let subscription = subscriptions[index]

@@ -27,6 +27,8 @@ struct NoUserCodeUnderLockTests {
         // Delivery policies (issue 11).
         case stoppingHandler, monitorAfterStop, handlerErrorHook, deadEventHook, stickyReplay
         case stickyReleaseOnReplace, stickyReleaseOnExpiry, supertypeConversion, supertypeHandler
+        // Introspection and tracing (issue 12).
+        case tracerOnDispatch, tracerOnSubscribeAndEnd, tracerOnOwnerGone
         var testDescription: String { rawValue }
     }
 
@@ -192,6 +194,31 @@ struct NoUserCodeUnderLockTests {
         case .supertypeHandler:
             _ = bus.on(anyOf: (any TracedActivityKind).self).next { _ in userCode() }
             bus.dispatch(TracedActivity())
+        case .tracerOnDispatch:
+            // Only for Ping: the probe's own calls make records too.
+            bus.tracer = { record in
+                if case .dispatched(let dispatched) = record, dispatched.eventType.hasSuffix("Ping") { userCode() }
+            }
+            _ = bus.on(Ping.self).next { _ in }
+            bus.dispatch(Ping())
+        case .tracerOnSubscribeAndEnd:
+            bus.tracer = { record in
+                switch record {
+                case .subscribed(let info) where info.eventType.hasSuffix("Ping"): userCode()
+                case .ended(let ended) where ended.eventType.hasSuffix("Ping"): userCode()
+                default: break
+                }
+            }
+            bus.on(Ping.self).next { _ in }.dispose()
+        case .tracerOnOwnerGone:
+            final class Owner: Sendable {}
+            bus.tracer = { record in
+                if case .ended(let ended) = record, ended.reason == .ownerGone { userCode() }
+            }
+            var owner: Owner? = Owner()
+            bus.on(Ping.self).freeWith(owner).next { _, _ in }
+            owner = nil
+            bus.dispatch(Ping())  // finds the owner gone
         }
         let results = outcomes.value
         #expect(!results.isEmpty, "the user code did not run")

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 
 @testable import EventBus
@@ -56,6 +57,22 @@ func onAnotherThread(timeout: DispatchTimeInterval = defaultTimeout, _ body: @es
         body()
         done.signal()
     }
+    return done.wait(timeout: .now() + timeout) == .success
+}
+
+/// Runs `body` on a new thread with a stack of `stackSize` bytes and waits for it (with a
+/// timeout); returns whether it finished.
+@discardableResult
+func onThread(
+    stackSize: Int, timeout: DispatchTimeInterval = defaultTimeout, _ body: @escaping @Sendable () -> Void
+) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    let thread = Foundation.Thread {
+        body()
+        done.signal()
+    }
+    thread.stackSize = stackSize
+    thread.start()
     return done.wait(timeout: .now() + timeout) == .success
 }
 

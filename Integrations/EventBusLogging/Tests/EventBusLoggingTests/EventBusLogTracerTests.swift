@@ -1,0 +1,80 @@
+import Dispatch
+import EventBus
+import EventBusLogging
+import Logging
+import Testing
+
+struct Login: Event {
+    let userID: String
+    var eventType: String? { userID }
+}
+
+struct Failure: Error {}
+
+/// A log handler that keeps what it was given.
+final class Capture: LogHandler, @unchecked Sendable {
+    // @unchecked Sendable: `lines` is only touched under `lock`.
+    struct Line {
+        let level: Logger.Level
+        let message: String
+        let metadata: Logger.Metadata
+    }
+
+    private let lock = SerialLock()
+    private var stored: [Line] = []
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    var lines: [Line] { lock.withLock { stored } }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let line = Line(level: event.level, message: "\(event.message)", metadata: event.metadata ?? [:])
+        lock.withLock { stored.append(line) }
+    }
+}
+
+/// A lock without Foundation: a serial queue.
+final class SerialLock: Sendable {
+    private let queue = DispatchQueue(label: "capture")
+    func withLock<T>(_ body: () -> T) -> T { queue.sync(execute: body) }
+}
+
+@Suite("EventBusLogTracer")
+struct EventBusLogTracerTests {
+    @Test("each record becomes one log line at the chosen level, handler errors at .error, with metadata")
+    func logsRecords() throws {
+        let capture = Capture()
+        let logger = Logger(label: "test") { _ in capture }
+        let bus = EventBus()
+        bus.handlerErrorHandler = { _ in }
+        bus.tracer = EventBusLogTracer(logger: logger, level: .info).tracer
+        let token = bus.on(Login.self).next { _ throws in throw Failure() }
+        bus.dispatch(Login(userID: "42"))
+        token.dispose()
+        let lines = capture.lines
+        #expect(lines.map(\.level) == [.info, .error, .info, .info])
+        let dispatched = try #require(lines.first { $0.message.hasPrefix("dispatched") })
+        #expect(dispatched.metadata["event.key"] == "42")
+        #expect(dispatched.metadata["event.delivered"] == "1")
+        let error = try #require(lines.first { $0.level == .error })
+        #expect(error.metadata["subscription.callSite"]?.description.contains("EventBusLogTracerTests.swift") == true)
+        let ended = try #require(lines.last)
+        #expect(ended.metadata["subscription.endReason"] == "disposed")
+    }
+
+    @Test("a level below the logger's builds nothing and logs nothing")
+    func respectsTheLevel() {
+        let capture = Capture()
+        capture.logLevel = .warning
+        let logger = Logger(label: "test") { _ in capture }
+        let bus = EventBus()
+        bus.tracer = EventBusLogTracer(logger: logger).tracer
+        bus.dispatch(Login(userID: "1"))
+        #expect(capture.lines.isEmpty)
+    }
+}

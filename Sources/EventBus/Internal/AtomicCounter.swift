@@ -1,0 +1,22 @@
+internal import _EventBusShims
+
+/// A counter read and written only through the C atomics (no lock).
+final class AtomicCounter: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only touched through the C atomics, by its address.
+
+    /// The counter. It must stay the first stored property: its address is taken (`word`), it is
+    /// never read as a property.
+    private var value = 0
+
+    private var word: UnsafeMutablePointer<Int> {
+        _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: Int.self)
+    }
+
+    /// Adds `delta` (an acquire-release read-modify-write).
+    func add(_ delta: Int) {
+        _ = eventbus_atomic_add(word, delta)
+    }
+
+    /// The current value (an acquire load).
+    var current: Int { eventbus_atomic_load(word) }
+}

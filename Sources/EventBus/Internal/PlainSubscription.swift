@@ -1,0 +1,24 @@
+/// A subscription whose body is `.immediate(.event)` with no owner: `next { event in … }`, the
+/// commonest shape. Its delivery reads the handler from a field of its own and calls it (the
+/// per-subscriber cost of a dispatch): no switch over the body, no owner to load.
+final class PlainSubscription<E: Sendable>: Subscription<E>, @unchecked Sendable {
+    // @unchecked Sendable: as Subscription; `handler` is immutable.
+    private let handler: @Sendable (E) -> Void
+
+    init(
+        handler: @escaping @Sendable (E) -> Void, id: UInt64, slot: UInt32, key: String?, body: Body<E>,
+        options: SubscriptionOptions, callSite: CallSite, bucket: Bucket, anchor: ContainerAnchor
+    ) {
+        self.handler = handler
+        super.init(
+            id: id, slot: slot, key: key, body: body, options: options, owner: nil, callSite: callSite,
+            bucket: bucket, anchor: anchor)
+    }
+
+    override func deliver(_ event: UnsafeRawPointer) -> Outcome {
+        guard isLive else { return .ended }
+        // A dispatch of `E` reaches only the nodes in the bucket of `E` (`TypeIndex.insert`).
+        handler(event.assumingMemoryBound(to: E.self).pointee)
+        return .delivered
+    }
+}

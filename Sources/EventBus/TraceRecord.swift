@@ -1,0 +1,123 @@
+/// What a bus did, as the ``EventBus/tracer`` receives it: one value per dispatch, subscription,
+/// end of a subscription, dead event and handler error.
+///
+/// The tracer is called after the bus let go of its lock, on the thread that did the work (the
+/// dispatching thread for a dispatch, the thread that disposed for an end, the handler's thread
+/// for a handler error). Records are values: keep them, print them, count them.
+///
+/// ```swift
+/// let bus = EventBus()
+/// bus.tracer = { record in print(record) }
+/// let token = bus.on(LoginEvent.self).next { _ in }
+/// bus.dispatch(LoginEvent(userID: "42"))
+/// token.dispose()
+/// // subscribed #1 LoginEvent synchronous, normal, made at MyApp/Session.swift:3
+/// // dispatched LoginEvent: 1 delivered, 0 enqueued
+/// // ended #1 LoginEvent (disposed), made at MyApp/Session.swift:3
+/// ```
+public enum TraceRecord: Sendable, CustomStringConvertible {
+    /// A dispatch ended (or was handed to the type's NotificationCenter bridge).
+    case dispatched(Dispatched)
+    /// A subscription was made.
+    case subscribed(SubscriptionInfo)
+    /// A subscription ended.
+    case ended(Ended)
+    /// A dispatch reached nobody (see ``EventBus/deadEventHandler``).
+    case deadEvent(DeadEvent)
+    /// A throwing handler threw (see ``EventBus/handlerErrorHandler``).
+    case handlerError(HandlerError)
+
+    /// One dispatch: the event's type and key, and what it reached.
+    public struct Dispatched: Sendable, CustomStringConvertible {
+        /// The event type.
+        public let type: Any.Type
+        /// The event type, as `String(reflecting:)` spells it (built when read).
+        public var eventType: String { String(reflecting: type) }
+        /// The event's key (``Event/eventType``), `nil` for none.
+        public let key: String?
+        /// Handlers called on the dispatching thread (its supertypes' included).
+        public let delivered: Int
+        /// Deliveries enqueued on a queue or the main actor.
+        public let enqueued: Int
+        /// Whether a `handle` handler stopped it.
+        public let isStopped: Bool
+        /// How it was kept, for a sticky dispatch.
+        public let sticky: StickyPolicy?
+
+        /// `dispatched LoginEvent ["42"]: 2 delivered, 1 enqueued, stopped, sticky latest`.
+        ///
+        /// ```swift
+        /// bus.tracer = { if case .dispatched(let d) = $0 { print(d) } }
+        /// ```
+        public var description: String {
+            var line = "dispatched \(eventType)"
+            if let key { line += " [\"\(key)\"]" }
+            line += ": \(delivered) delivered, \(enqueued) enqueued"
+            if isStopped { line += ", stopped" }
+            if let sticky { line += ", sticky \(sticky)" }
+            return line
+        }
+    }
+
+    /// The end of a subscription, and why it ended.
+    public struct Ended: Sendable, CustomStringConvertible {
+        /// Why a subscription ended.
+        public enum Reason: Sendable, Hashable, CustomStringConvertible {
+            /// Its token's ``EventToken/dispose()`` was called.
+            case disposed
+            /// The ``DisposeBag`` holding its token was disposed or deallocated.
+            case bagDisposed
+            /// Its ``SubscriberMaker/freeWith(_:)`` owner was found deallocated.
+            case ownerGone
+            /// The bus was deallocated.
+            case busGone
+
+            /// `disposed`, `bag disposed`, `owner gone` or `bus gone`.
+            ///
+            /// ```swift
+            /// print(TraceRecord.Ended.Reason.ownerGone)   // owner gone
+            /// ```
+            public var description: String {
+                switch self {
+                case .disposed: "disposed"
+                case .bagDisposed: "bag disposed"
+                case .ownerGone: "owner gone"
+                case .busGone: "bus gone"
+                }
+            }
+        }
+
+        /// The subscription's token id.
+        public let id: UInt64
+        /// Its event type.
+        public let type: Any.Type
+        /// Its event type, as `String(reflecting:)` spells it (built when read).
+        public var eventType: String { String(reflecting: type) }
+        /// Why it ended.
+        public let reason: Reason
+        /// Where it was made, `Module/File.swift:42`.
+        public let callSite: String
+
+        /// `ended #3 LoginEvent (owner gone), made at MyApp/Profile.swift:30`.
+        ///
+        /// ```swift
+        /// bus.tracer = { if case .ended(let end) = $0 { print(end) } }
+        /// ```
+        public var description: String { "ended #\(id) \(eventType) (\(reason)), made at \(callSite)" }
+    }
+
+    /// One line per record.
+    ///
+    /// ```swift
+    /// bus.tracer = { print($0) }
+    /// ```
+    public var description: String {
+        switch self {
+        case .dispatched(let dispatched): "\(dispatched)"
+        case .subscribed(let info): "subscribed \(info)"
+        case .ended(let ended): "\(ended)"
+        case .deadEvent(let dead): "dead event \(String(reflecting: type(of: dead.event)))"
+        case .handlerError(let error): "handler error: \(error)"
+        }
+    }
+}

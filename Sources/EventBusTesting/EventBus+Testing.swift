@@ -1,0 +1,140 @@
+public import Dispatch
+@_spi(Integrations) public import EventBus
+
+extension EventBus {
+    /// Starts recording the events of `type` (of the key `key` only, if given) dispatched on this
+    /// bus from now on, in dispatch order.
+    ///
+    /// ```swift
+    /// let logins = bus.record(LoginEvent.self)
+    /// session.logIn(userID: "42")
+    /// #expect(logins.events.map(\.userID) == ["42"])
+    /// ```
+    public func record<E: Event>(_ type: E.Type, ofType key: String? = nil) -> EventRecorder<E> {
+        EventRecorder(bus: self, key: key)
+    }
+
+    /// An expectation of an event of `type` that satisfies `predicate`, subscribed now: make it
+    /// before the action, then await its ``EventExpectation/value(timeout:)``.
+    ///
+    /// `predicate` runs on the dispatching thread, with no lock held.
+    ///
+    /// ```swift
+    /// let login = bus.expectation(LoginEvent.self) { $0.userID == "42" }
+    /// session.logIn(userID: "42")
+    /// let event = try await login.value()
+    /// ```
+    public func expectation<E: Event>(
+        _ type: E.Type, where predicate: @escaping @Sendable (E) -> Bool = { _ in true }
+    ) -> EventExpectation<E> {
+        EventExpectation(bus: self, predicate: predicate)
+    }
+
+    /// Waits for an event of `type` that satisfies `predicate`, dispatched from now on (by
+    /// another task, a queue or a timer), and returns it; throws an ``EventBusTestingError`` that
+    /// lists the events of the type that did not match if none matches within `timeout`.
+    ///
+    /// It subscribes when called: for an action you start yourself, make an
+    /// ``expectation(_:where:)`` first, then act, then wait.
+    ///
+    /// ```swift
+    /// bus.dispatchOnBusQueue(LoginEvent(userID: "42"))   // runs later, on the bus queue
+    /// let e = try await bus.expect(LoginEvent.self, where: { $0.userID == "42" }, timeout: .seconds(1))
+    /// ```
+    public func expect<E: Event>(
+        _ type: E.Type, where predicate: @escaping @Sendable (E) -> Bool = { _ in true },
+        timeout: DispatchTimeInterval = .seconds(1)
+    ) async throws -> E {
+        try await expectation(type, where: predicate).value(timeout: timeout)
+    }
+
+    /// Throws an ``EventBusTestingError`` listing them if events of `type` that satisfy
+    /// `predicate` are dispatched during `duration` from now.
+    ///
+    /// ```swift
+    /// session.stayLoggedIn()
+    /// try await bus.expectNone(LogoutEvent.self, during: .milliseconds(100))
+    /// ```
+    public func expectNone<E: Event>(
+        _ type: E.Type, where predicate: @escaping @Sendable (E) -> Bool = { _ in true },
+        during duration: DispatchTimeInterval
+    ) async throws {
+        let recorder = record(type)
+        try await Task.sleep(nanoseconds: duration.nanosecondsClamped)
+        recorder.dispose()
+        let unexpected = recorder.events.filter(predicate)
+        guard !unexpected.isEmpty else { return }
+        var message = "\(unexpected.count) unexpected \(String(reflecting: E.self)) within \(duration):"
+        for event in unexpected { message += "\n  \(event)" }
+        throw EventBusTestingError(message: message)
+    }
+
+    /// Waits until every delivery this bus has enqueued on a queue (``SubscriberMaker/atQueue(_:)``)
+    /// or the main actor has run, those enqueued while it waits included. Checks every millisecond,
+    /// sleeping in between, so that the main actor stays free to run main-actor deliveries.
+    ///
+    /// On Linux, where nothing else drives a test process's queues, call it before asserting what
+    /// queued subscribers did. If handlers keep enqueuing forever, it waits forever: see
+    /// ``settle(timeout:)``.
+    ///
+    /// ```swift
+    /// bus.on(LoginEvent.self).atQueue(.global()).next { _ in saved.increment() }.disposed(by: bag)
+    /// bus.dispatch(LoginEvent(userID: "42"))
+    /// await bus.settle()
+    /// #expect(saved.value == 1)
+    /// ```
+    public func settle() async {
+        while deliveriesInFlight > 0 { try? await Task.sleep(nanoseconds: 1_000_000) }
+    }
+
+    /// ``settle()``, but throws an ``EventBusTestingError`` (naming how many deliveries are still
+    /// waiting) if they have not all run within `timeout`.
+    ///
+    /// ```swift
+    /// try await bus.settle(timeout: .seconds(2))
+    /// ```
+    public func settle(timeout: DispatchTimeInterval) async throws {
+        let deadline = DispatchTime.now().uptimeNanoseconds &+ timeout.nanosecondsClamped
+        while deliveriesInFlight > 0 {
+            guard DispatchTime.now().uptimeNanoseconds < deadline else {
+                throw EventBusTestingError(
+                    message: "\(deliveriesInFlight) enqueued deliveries had not run after \(timeout)")
+            }
+            try await Task.sleep(nanoseconds: 1_000_000)
+        }
+    }
+
+    /// Throws an ``EventBusTestingError`` listing every live subscription of the app (internal
+    /// ones, this kit's included, are not listed), each with its call site and owner: for the end
+    /// of a test, to find a subscription that outlived the object that made it.
+    ///
+    /// ```swift
+    /// var screen: ProfileScreen? = ProfileScreen(bus: bus)
+    /// screen = nil
+    /// bus.purge()
+    /// try bus.requireNoLiveSubscriptions()
+    /// ```
+    public func requireNoLiveSubscriptions() throws {
+        let live = subscriptions.filter { !$0.isInternal }
+        guard !live.isEmpty else { return }
+        var message = "\(live.count) live subscription\(live.count == 1 ? "" : "s"):"
+        for info in live { message += "\n  \(info)" }
+        throw EventBusTestingError(message: message)
+    }
+
+    /// Throws an ``EventBusTestingError`` listing them if a throwing handler on this bus threw
+    /// since the bus was made (the bus keeps the last 64 and counts them all).
+    ///
+    /// ```swift
+    /// bus.dispatch(LoginEvent(userID: "42"))
+    /// try bus.requireNoHandlerErrors()
+    /// ```
+    public func requireNoHandlerErrors() throws {
+        let (recent, count) = handlerErrors
+        guard count > 0 else { return }
+        var message = "\(count) handler error\(count == 1 ? "" : "s")"
+        message += recent.count < count ? " (the last \(recent.count)):" : ":"
+        for error in recent { message += "\n  \(error)" }
+        throw EventBusTestingError(message: message)
+    }
+}

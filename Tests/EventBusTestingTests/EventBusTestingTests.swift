@@ -1,0 +1,142 @@
+import Dispatch
+import EventBus
+import EventBusTesting
+import Testing
+
+@Suite("EventBusTesting under Swift Testing")
+struct EventBusTestingTests {
+    @Test("record keeps every event of its type in dispatch order, and stops when disposed")
+    func recordKeepsOrder() {
+        let bus = EventBus()
+        let logins = bus.record(LoginEvent.self)
+        for id in ["1", "2", "3"] { bus.dispatch(LoginEvent(userID: id)) }
+        bus.dispatch(LogoutEvent(userID: "1"))
+        #expect(logins.events.map(\.userID) == ["1", "2", "3"])
+        #expect(logins.last == LoginEvent(userID: "3"))
+        logins.dispose()
+        bus.dispatch(LoginEvent(userID: "4"))
+        #expect(logins.count == 3)
+        #expect(bus.subscriptionCount == 0, "the recorder's subscription is internal")
+    }
+
+    @Test("record from 4 threads: every event once, each thread's in its order")
+    func recordIsThreadSafe() {
+        let bus = EventBus()
+        let logins = bus.record(LoginEvent.self)
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for i in 0..<500 { bus.dispatch(LoginEvent(userID: "\(thread)-\(i)")) }
+        }
+        let events = logins.events.map(\.userID)
+        #expect(events.count == 2000)
+        for thread in 0..<4 {
+            let own = events.filter { $0.hasPrefix("\(thread)-") }
+            #expect(own == (0..<500).map { "\(thread)-\($0)" })
+        }
+        print("recorder: 4 threads × 500 events recorded, \(events.count) in all, each thread's in order")
+    }
+
+    @Test("an expectation made before the action returns the first match; it ignores the others")
+    func expectationMatches() async throws {
+        let bus = EventBus()
+        let login = bus.expectation(LoginEvent.self) { $0.userID == "42" }
+        bus.dispatch(LoginEvent(userID: "7"))
+        bus.dispatch(LoginEvent(userID: "42"))
+        bus.dispatch(LoginEvent(userID: "42b"))
+        let event = try await login.value(timeout: .milliseconds(100))
+        #expect(event.userID == "42")
+        #expect(bus.subscriptions.isEmpty, "the expectation's subscription ended with the match")
+    }
+
+    @Test("expect waits for an event dispatched later on another queue")
+    func expectWaits() async throws {
+        let bus = EventBus()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) {
+            bus.dispatch(LoginEvent(userID: "42"))
+        }
+        let event = try await bus.expect(LoginEvent.self, where: { $0.userID == "42" }, timeout: .seconds(5))
+        #expect(event.userID == "42")
+    }
+
+    @Test("a timed-out expectation throws, listing the events that did not match")
+    func expectationTimesOut() async {
+        let bus = EventBus()
+        let login = bus.expectation(LoginEvent.self) { $0.userID == "42" }
+        bus.dispatch(LoginEvent(userID: "7"))
+        do {
+            _ = try await login.value(timeout: .milliseconds(50))
+            Issue.record("no error thrown")
+        } catch let error as EventBusTestingError {
+            #expect(error.message.contains("no matching"))
+            #expect(error.message.contains("userID: \"7\""))
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test("expectNone passes when nothing matches and lists what did")
+    func expectNone() async throws {
+        let bus = EventBus()
+        bus.dispatch(LogoutEvent(userID: "before"))  // before the window: not counted
+        try await bus.expectNone(LogoutEvent.self, during: .milliseconds(20))
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) {
+            bus.dispatch(LogoutEvent(userID: "42"))
+        }
+        await #expect(throws: EventBusTestingError.self) {
+            try await bus.expectNone(LogoutEvent.self, during: .milliseconds(200))
+        }
+    }
+
+    @Test("settle waits for queued deliveries, those enqueued while it waits included")
+    func settleWaitsForQueues() async throws {
+        let bus = EventBus()
+        let queue = DispatchQueue(label: "slow")
+        let done = Locked(0)
+        let token = bus.on(LoginEvent.self).atQueue(queue).next { _ in
+            _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(2))  // a slow handler
+            done.withLock { $0 += 1 }
+        }
+        for i in 0..<20 { bus.dispatch(LoginEvent(userID: "\(i)")) }
+        await bus.settle()
+        #expect(done.withLock { $0 } == 20)
+        try await bus.settle(timeout: .seconds(1))
+        token.dispose()
+        print("settle: 20 deliveries on a serial queue, 2 ms each, all run when settle returned")
+    }
+
+    @Test("requireNoLiveSubscriptions lists each live subscription with its call site and owner")
+    func noLiveSubscriptions() throws {
+        let bus = EventBus()
+        try bus.requireNoLiveSubscriptions()
+        var screen: ProfileScreen? = ProfileScreen(bus: bus)
+        #expect(throws: EventBusTestingError.self) { try bus.requireNoLiveSubscriptions() }
+        do {
+            try bus.requireNoLiveSubscriptions()
+        } catch let error as EventBusTestingError {
+            #expect(error.message.contains("1 live subscription:"))
+            #expect(error.message.contains("Fixtures.swift"))
+            #expect(error.message.contains("ProfileScreen (alive)"))
+        }
+        withExtendedLifetime(screen) {}
+        screen = nil
+        bus.purge()
+        try bus.requireNoLiveSubscriptions()
+    }
+
+    @Test("requireNoHandlerErrors throws once a throwing handler threw, naming the error and call site")
+    func noHandlerErrors() throws {
+        let bus = EventBus()
+        bus.handlerErrorHandler = { _ in }
+        let token = bus.on(LoginEvent.self).next { _ throws in throw Failed() }
+        try bus.requireNoHandlerErrors()
+        bus.dispatch(LoginEvent(userID: "42"))
+        do {
+            try bus.requireNoHandlerErrors()
+            Issue.record("no error thrown")
+        } catch let error as EventBusTestingError {
+            #expect(error.message.hasPrefix("1 handler error"))
+            #expect(error.message.contains("Failed"))
+            #expect(error.message.contains("EventBusTestingTests.swift"))
+        }
+        token.dispose()
+    }
+}

@@ -7,7 +7,7 @@
 /// _ = root.answer(FetchChannelID.self) { _ in signedIn ? .answer("channel-2") : .pass }
 /// ```
 public enum Answer<Response: Sendable>: Sendable {
-    /// The request's response: ``EventNode/request(_:)`` returns it.
+    /// The request's response: `EventNode.request(_:)` returns it.
     case answer(Response)
     /// Not this answerer's question: the next answerer (of this node, then of the nodes above) is
     /// asked.

@@ -1,4 +1,4 @@
-/// Why ``EventNode/request(_:)`` threw (besides an error an answerer threw itself).
+/// Why `EventNode.request(_:)` threw (besides an error an answerer threw itself).
 ///
 /// Each case names the request type and the route that was asked (the nodes' names, from the
 /// requesting node up).
@@ -13,7 +13,7 @@
 public enum ChainRequestError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No answerer on the route answered (none registered, or all returned ``Answer/pass``).
     case unanswered(request: String, route: [String])
-    /// The synchronous ``EventNode/request(_:)`` met an `async` answerer before any answer: it
+    /// The synchronous `EventNode.request(_:)` met an `async` answerer before any answer: it
     /// throws rather than skip it. Use `try await node.request(_:)`.
     case asyncAnswerer(request: String, route: [String], atDepth: Int)
 

@@ -2,7 +2,7 @@ extension EventNode {
     /// Registers a synchronous answerer for requests of type `type` reaching this node, and
     /// returns its token.
     ///
-    /// A request (``request(_:)``) asks the answerers of its route in order — this node's in
+    /// A request (`request(_:)`) asks the answerers of its route in order — this node's in
     /// registration order, then the parent's, and so on — until one returns
     /// ``Answer/answer(_:)``; ``Answer/pass`` lets the next one answer. The answerer runs on the
     /// requesting thread, with no lock held; an error it throws is thrown by `request`. Disposing
@@ -38,7 +38,7 @@ extension EventNode {
     /// its token.
     ///
     /// As the synchronous `answer`, but only `try await request(_:)` can wait for it: the
-    /// synchronous ``request(_:)`` that meets it before any answer throws
+    /// synchronous `request(_:)` that meets it before any answer throws
     /// ``ChainRequestError/asyncAnswerer(request:route:atDepth:)`` rather than skip it. It runs in
     /// the requesting task; the answerers after it are asked only if it returns ``Answer/pass``.
     ///
@@ -101,7 +101,7 @@ extension EventNode {
 
     /// Asks `request` up the chain, awaiting `async` answerers, and returns the first answer.
     ///
-    /// As the synchronous ``request(_:)``, except that an `async` answerer is awaited in turn (in
+    /// As the synchronous `request(_:)`, except that an `async` answerer is awaited in turn (in
     /// the calling task) and the answerers after it are asked if it passes. The route is fixed
     /// when it starts. Throws ``ChainRequestError/unanswered(request:route:)`` when no answerer
     /// answered, or the error an answerer threw.

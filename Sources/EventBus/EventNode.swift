@@ -25,7 +25,7 @@
 ///   returns ``EventPropagation/stop`` lets its node finish as a bus dispatch does and ends the
 ///   event for every node above, except for `monitor()` subscribers, which see stopped and
 ///   dropped events.
-/// - **Requests** (``request(_:)``) go up the same route to the first answerer that answers.
+/// - **Requests** (`request(_:)`) go up the same route to the first answerer that answers.
 ///
 /// Thread-safe: mount, unmount, subscribe, post and dispose from any thread, from inside handlers
 /// too. No handler, interceptor, answerer or provided-parent closure runs while the library holds

@@ -163,7 +163,7 @@ public final class MainActorEventNode: Sendable {
     }
 
     /// Asks `request` up the chain and returns the first answer, on the main actor. See
-    /// ``EventNode/request(_:)``.
+    /// `EventNode.request(_:)`.
     ///
     /// ```swift
     /// @MainActor func channel(of cell: MainActorEventNode) throws -> String {

@@ -1,5 +1,5 @@
 /// A question a node asks up its chain, answered by the first ancestor that knows
-/// (``EventNode/request(_:)``).
+/// (`EventNode.request(_:)`).
 ///
 /// The request's type is its key, as an event's is: answerers register with
 /// `EventNode.answer(_:_:)` for the type and return a

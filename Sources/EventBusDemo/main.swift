@@ -5,7 +5,8 @@
 // background queue; a session controller keeps its subscriptions in a DisposeBag; and legacy
 // NotificationCenter code feeds typed subscribers through the bridge; a main-actor view model and
 // an audit task reading an AsyncStream show the Swift concurrency side; a sticky current user, a
-// drawer that stops the back button and an analytics monitor show the delivery policies.
+// drawer that stops the back button and an analytics monitor show the delivery policies; a screen
+// tree shows event chains (bubbling, an interceptor, a request, a monitor of a stopped event).
 //
 // Run it with `swift run EventBusDemo`; the printed story is the point.
 
@@ -282,6 +283,73 @@ func deliveryPoliciesChapter() {
     withExtendedLifetime(drawer) {}
 }
 
+// MARK: - Event chains
+
+struct CellTapped: Event { let id: Int }
+struct Impression: Event {
+    let item: Int
+    var section: String? = nil
+}
+struct FetchChannelID: Request { typealias Response = String }
+
+/// A screen of a UI tree: its node is its place in the chain.
+final class TreeScreen: EventNodeOwner, Sendable {
+    let eventNode: EventNode
+    init(_ name: String) { eventNode = EventNode(name: name) }
+}
+
+func eventChainsChapter() throws {
+    print("\n8. Event chains: a cell's tap bubbles up its own screens only.")
+    let root = TreeScreen("RootScreen")
+    let container = TreeScreen("FeedContainer")
+    let content = TreeScreen("FeedContent")
+    let otherScreen = TreeScreen("SettingsScreen")
+    let cell = TreeScreen("PhotoCell")
+    container.mount(on: root)
+    content.mount(on: container)
+    otherScreen.mount(on: root)
+    cell.mount(on: content)
+    print("  The tree:")
+    for line in root.eventNode.treeDescription.split(separator: "\n") { print("    \(line)") }
+
+    let bag = DisposeBag()
+    content.on(CellTapped.self).next { owner, event in
+        print("  \(owner.eventNode.name): opens photo \(event.id)")
+    }
+    otherScreen.on(CellTapped.self).next { _, _ in print("  SettingsScreen: never hears a feed cell") }
+    container.eventNode.intercept(Impression.self) { event in
+        var event = event
+        event.section = "feed"
+        print("  FeedContainer (interceptor): adds section \"feed\" to the impression")
+        return .forward(event)
+    }.disposed(by: bag)
+    root.eventNode.on(Impression.self).next { event in
+        print("  RootScreen: analytics records item \(event.item) in section \(event.section ?? "?")")
+    }.disposed(by: bag)
+    root.eventNode.answer(FetchChannelID.self) { _ in .answer("channel-2") }.disposed(by: bag)
+
+    print("  The user taps photo 7 (route: \(cell.eventNode.route.joined(separator: " → "))):")
+    cell.eventNode.post(CellTapped(id: 7))
+    cell.eventNode.post(Impression(item: 7))
+    let channel = try cell.eventNode.request(FetchChannelID())
+    print("  PhotoCell asks up the chain for its channel: \(channel) (answered by RootScreen)")
+
+    print("  With a full-screen viewer open, the content consumes the back tap; a monitor still sees it:")
+    content.on(BackTapped.self).handle { _, _ in
+        print("  FeedContent: closes the viewer and stops the back tap")
+        return .stop
+    }
+    root.eventNode.on(BackTapped.self).next { _ in print("  RootScreen: pops (not reached)") }.disposed(by: bag)
+    root.eventNode.on(BackTapped.self).monitor().next { _ in
+        print("  RootScreen (monitor): back tap recorded, although it was stopped")
+    }.disposed(by: bag)
+    let outcome = cell.eventNode.post(BackTapped())
+    print("  post returned \(outcome)")
+    if cell.eventNode.post(LogoutEvent(userID: "44")).isUnhandled {
+        print("  Nobody on the route handles LogoutEvent: the cell runs its default action")
+    }
+}
+
 // MARK: - The story
 
 let bus = EventBus()
@@ -318,5 +386,6 @@ print("  (login 44 reached no screen; the one subscription left is the chat scre
 notificationCenterChapter()
 await swiftConcurrencyChapter(bus: bus)
 deliveryPoliciesChapter()
+try eventChainsChapter()
 
 print("\nDone.")

@@ -91,6 +91,7 @@ public let auditLog = AuditLog()
     @MainActor open class UIResponder: NSObject {
         public nonisolated static let keyboardWillShowNotification = Notification.Name("UIKeyboardWillShowNotification")
         public nonisolated static let keyboardWillHideNotification = Notification.Name("UIKeyboardWillHideNotification")
+        open var next: UIResponder? { nil }
     }
 
     @MainActor open class UIView: UIResponder {}

@@ -242,3 +242,121 @@ struct TracedActivity: Event, TracedActivityKind, DeliveredAsSupertypes {
         }
     ]
 }
+
+/// Issue 10: the same probe for event chains. The probe thread posts, mounts, unmounts, subscribes
+/// and describes the tree on the same nodes, so it needs the tree's lock and every node's lock.
+extension NoUserCodeUnderLockTests {
+    struct FetchName: Request { typealias Response = String }
+
+    /// Every way a chain runs user code.
+    enum ChainPath: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case handler, stoppingHandler, monitorAfterStop, interceptor, answerer, asyncAnswererThrowing
+        case providedParent, closureReleaseOnDispose, closureReleaseOnNodeDeinit, nodeDeinitAfterUnmount
+        case ownerDeinitAfterItsHandler
+        var testDescription: String { rawValue }
+    }
+
+    static func touch(_ nodes: [EventNode]) {
+        guard let bottom = nodes.first, let top = nodes.last else { return }
+        let extra = EventNode(name: "Probe")
+        extra.mount(on: bottom)
+        extra.post(Unrelated())
+        _ = extra.route
+        _ = top.treeDescription
+        bottom.on(Unrelated.self).next { _ in }.dispose()
+        extra.unmount()
+        _ = try? extra.request(FetchName())
+    }
+
+    /// The synchronous `request` (in an async function, `request` resolves to the async one).
+    static func requestSynchronously(from node: EventNode) {
+        _ = try? node.request(FetchName())
+    }
+
+    @Test("Chains: user code can wait on a thread that is calling into the chain", arguments: ChainPath.allCases)
+    func chainUserCodeIsNotUnderTheLock(path: ChainPath) async {
+        let root = EventNode(name: "Root")
+        let cell = EventNode(name: "Cell")
+        cell.mount(on: root)
+        let probe = BusCallProbe()
+        let outcomes = Shared<[Bool]>([])
+        weak let weakRoot = root
+        weak let weakCell = cell
+        @Sendable func userCode() {
+            let nodes = [weakCell, weakRoot].compactMap { $0 }
+            let completed = probe.completes { NoUserCodeUnderLockTests.touch(nodes) }
+            outcomes.withLock { $0.append(completed) }
+        }
+        switch path {
+        case .handler:
+            _ = root.on(Ping.self).next { _ in userCode() }
+            cell.post(Ping())
+        case .stoppingHandler:
+            _ = cell.on(Ping.self).handle { _ in
+                userCode()
+                return .stop
+            }
+            cell.post(Ping())
+        case .monitorAfterStop:
+            _ = cell.on(Ping.self).handle { _ in .stop }
+            _ = root.on(Ping.self).monitor().next { _ in userCode() }
+            cell.post(Ping())
+        case .interceptor:
+            _ = root.intercept(Ping.self) { event in
+                userCode()
+                return .drop
+            }
+            cell.post(Ping())
+        case .answerer:
+            _ = root.answer(FetchName.self) { _ in
+                userCode()
+                return .answer("root")
+            }
+            Self.requestSynchronously(from: cell)
+        case .asyncAnswererThrowing:
+            _ = root.answer(FetchName.self) { _ async throws in
+                userCode()
+                throw CancellationError()
+            }
+            _ = try? await cell.request(FetchName())
+        case .providedParent:
+            let child = EventNode(name: "Provided") {
+                userCode()
+                return weakCell
+            }
+            child.post(Ping())
+        case .closureReleaseOnDispose:
+            let action = DeinitAction { userCode() }
+            let token = root.on(Ping.self).next { _ in withExtendedLifetime(action) {} }
+            token.dispose()
+        case .closureReleaseOnNodeDeinit:
+            var node: EventNode? = EventNode(name: "Doomed")
+            node!.mount(on: cell)
+            let action = DeinitAction { userCode() }
+            _ = node!.on(Ping.self).next { _ in withExtendedLifetime(action) {} }
+            node = nil
+        case .nodeDeinitAfterUnmount:
+            // The last reference to a mounted parent is dropped while a post holds its route.
+            let action = DeinitAction { userCode() }
+            var parent: EventNode? = EventNode(name: "Parent")
+            let child = EventNode(name: "Child")
+            child.mount(on: parent!)
+            _ = parent!.on(Ping.self).next { _ in withExtendedLifetime(action) {} }
+            let parentBox = Shared<EventNode?>(parent)
+            parent = nil
+            _ = child.on(Ping.self).next { _ in parentBox.withLock { $0 = nil } }
+            child.post(Ping())  // the route's reference is the last: released after delivery
+        case .ownerDeinitAfterItsHandler:
+            let owner = Shared<DeinitAction?>(DeinitAction { userCode() })
+            root.on(Ping.self).freeWith(owner.value).next { _, _ in owner.withLock { $0 = nil } }
+            cell.post(Ping())
+        }
+        let results = outcomes.value
+        #expect(!results.isEmpty, "the user code did not run")
+        #expect(
+            results.allSatisfy { $0 }, "user code waited on a chain call that could not complete: a lock was held")
+        print(
+            "no-lock probe chain \(path.rawValue): user code ran \(results.count)×, every chain call completed: \(results.allSatisfy { $0 })"
+        )
+    }
+}

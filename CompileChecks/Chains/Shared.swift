@@ -1,0 +1,7 @@
+import EventBus
+
+struct Tap: Event {}
+
+@MainActor final class Model {
+    var count = 0
+}

@@ -1,0 +1,1 @@
+../../../Tests/EventBusTests/Reliability/ChainModelProgram.swift

@@ -1,0 +1,152 @@
+extension EventNode {
+    /// Registers a synchronous answerer for requests of type `type` reaching this node, and
+    /// returns its token.
+    ///
+    /// A request (`request(_:)`) asks the answerers of its route in order — this node's in
+    /// registration order, then the parent's, and so on — until one returns
+    /// ``Answer/answer(_:)``; ``Answer/pass`` lets the next one answer. The answerer runs on the
+    /// requesting thread, with no lock held; an error it throws is thrown by `request`. Disposing
+    /// the token, or deallocating the node, ends it.
+    ///
+    /// ```swift
+    /// let root = EventNode(name: "Root")
+    /// let token = root.answer(FetchChannelID.self) { _ in .answer("channel-2") }
+    /// ```
+    public func answer<R: Request>(
+        _ type: R.Type, file: StaticString = #fileID, line: UInt = #line,
+        _ answerer: @escaping @Sendable (R) throws -> Answer<R.Response>
+    ) -> EventToken {
+        let sequence = AnswerSequence.next()
+        return registerAnswerer(R.self, file: file, line: line) { slot in
+            guard sequence > slot.after else { return .continue }
+            do {
+                switch try answerer(slot.request.pointee) {
+                case .answer(let response):
+                    slot.state.pointee = .answered(response)
+                    return .stop
+                case .pass:
+                    return .continue
+                }
+            } catch {
+                slot.state.pointee = .failed(error)
+                return .stop
+            }
+        }
+    }
+
+    /// Registers an `async` answerer for requests of type `type` reaching this node, and returns
+    /// its token.
+    ///
+    /// As the synchronous `answer`, but only `try await request(_:)` can wait for it: the
+    /// synchronous `request(_:)` that meets it before any answer throws
+    /// ``ChainRequestError/asyncAnswerer(request:route:atDepth:)`` rather than skip it. It runs in
+    /// the requesting task; the answerers after it are asked only if it returns ``Answer/pass``.
+    ///
+    /// ```swift
+    /// let root = EventNode(name: "Root")
+    /// let token = root.answer(Search.self) { search async in
+    ///     .answer(["\(search.text)-1", "\(search.text)-2"])
+    /// }
+    /// ```
+    public func answer<R: Request>(
+        _ type: R.Type, file: StaticString = #fileID, line: UInt = #line,
+        _ answerer: @escaping @Sendable (R) async throws -> Answer<R.Response>
+    ) -> EventToken {
+        let sequence = AnswerSequence.next()
+        return registerAnswerer(R.self, file: file, line: line) { slot in
+            guard sequence > slot.after else { return .continue }
+            slot.state.pointee = .async(sequence: sequence, answer: answerer)
+            return .stop
+        }
+    }
+
+    /// Registers `body` as a synchronous subscription to `R`'s answer slots on this node's index.
+    private func registerAnswerer<R: Request>(
+        _: R.Type, file: StaticString, line: UInt, _ body: @escaping @Sendable (AnswerSlot<R>) -> EventPropagation
+    ) -> EventToken {
+        SubscriberMaker<AnswerSlot<R>, Never, EventDelivery.Synchronous>(bus: bus).handle(file: file, line: line, body)
+    }
+
+    /// Asks `request` up the chain and returns the first answer: this node's answerers first, then
+    /// each ancestor's, in route order.
+    ///
+    /// Synchronous, on the calling thread; the route is fixed when it starts. Throws
+    /// ``ChainRequestError/unanswered(request:route:)`` when no answerer answered,
+    /// ``ChainRequestError/asyncAnswerer(request:route:atDepth:)`` when an `async` answerer comes
+    /// first (use `try await request(_:)`), or the error an answerer threw. Cost: O(depth) plus
+    /// the answerers asked; no allocation unless it throws.
+    ///
+    /// ```swift
+    /// let root = EventNode(name: "Root")
+    /// let cell = EventNode(name: "Cell")
+    /// cell.mount(on: root)
+    /// let token = root.answer(FetchChannelID.self) { _ in .answer("channel-2") }
+    /// let id = try cell.request(FetchChannelID())   // "channel-2"
+    /// ```
+    public func request<R: Request>(_ request: R) throws -> R.Response {
+        try ChainRoute.with(from: self) { route in
+            for depth in route.indices {
+                switch Self.ask(request, at: route[depth], after: 0) {
+                case .none: continue
+                case .answered(let response): return response
+                case .failed(let error): throw error
+                case .async:
+                    throw ChainRequestError.asyncAnswerer(
+                        request: String(reflecting: R.self), route: route.map(\.name), atDepth: depth)
+                }
+            }
+            throw ChainRequestError.unanswered(request: String(reflecting: R.self), route: route.map(\.name))
+        }
+    }
+
+    /// Asks `request` up the chain, awaiting `async` answerers, and returns the first answer.
+    ///
+    /// As the synchronous `request(_:)`, except that an `async` answerer is awaited in turn (in
+    /// the calling task) and the answerers after it are asked if it passes. The route is fixed
+    /// when it starts. Throws ``ChainRequestError/unanswered(request:route:)`` when no answerer
+    /// answered, or the error an answerer threw.
+    ///
+    /// ```swift
+    /// let root = EventNode(name: "Root")
+    /// let cell = EventNode(name: "Cell")
+    /// cell.mount(on: root)
+    /// let token = root.answer(Search.self) { search async in .answer([search.text]) }
+    /// let hits = try await cell.request(Search(text: "x"))   // ["x"]
+    /// ```
+    public func request<R: Request>(_ request: R) async throws -> R.Response {
+        // The route is kept in an array: it lives across suspensions.
+        let route = ChainRoute.with(from: self) { Array($0) }
+        for node in route {
+            var after: UInt64 = 0
+            while true {
+                switch Self.ask(request, at: node, after: after) {
+                case .none: break
+                case .answered(let response): return response
+                case .failed(let error): throw error
+                case .async(let sequence, let answerer):
+                    switch try await answerer(request) {
+                    case .answer(let response): return response
+                    case .pass: after = sequence
+                    }
+                    continue
+                }
+                break
+            }
+        }
+        throw ChainRequestError.unanswered(request: String(reflecting: R.self), route: route.map(\.name))
+    }
+
+    /// Asks `node`'s answerers whose sequence number is above `after`.
+    private static func ask<R: Request>(_ request: R, at node: EventNode, after: UInt64) -> AnswerState<R> {
+        var state = AnswerState<R>.none
+        let slotType = ObjectIdentifier(AnswerSlot<R>.self)
+        guard node.bus.index.hasNodes(slotType, slotType).0 else { return state }
+        withUnsafePointer(to: request) { request in
+            withUnsafeMutablePointer(to: &state) { state in
+                _ = node.bus.index.dispatch(
+                    AnswerSlot(request: request, state: state, after: after), key: nil, on: nil, bypassingHooks: true)
+            }
+        }
+        return state
+    }
+}

@@ -1,0 +1,342 @@
+/// A place in an event chain: events posted on a node go to its own subscribers, then to its
+/// parent's, and so on up to the root — to this node's ancestors only, never to the rest of the
+/// tree.
+///
+/// The heir of Domino and of the responder-chain router (`routerEventWithName:userInfo:`), typed
+/// and portable. Give each object of a tree (Root → Container → Content → Cell) a node, mount the
+/// nodes on their parents, and post from the bottom:
+///
+/// ```swift
+/// struct Liked: Event { let id: Int }
+///
+/// let container = EventNode(name: "Container")
+/// let cell = EventNode(name: "Cell")
+/// _ = cell.mount(on: container)
+/// let token = container.on(Liked.self).next { event in print("liked", event.id) }
+/// cell.post(Liked(id: 7))   // prints "liked 7"
+/// ```
+///
+/// - **Subscribing** is the bus's: ``on(_:)`` returns the same ``SubscriberMaker``, so `ofType`,
+///   `priority`, `monitor`, `handle`, `freeWith`, `atQueue`, `onMainActor`, tokens, bags and the
+///   dispose guarantee behave exactly as on an ``EventBus``.
+/// - **Posting** (``post(_:)``) is synchronous on the posting thread. The route `[self, parent,
+///   grandparent, …]` is fixed when the post starts. At each node: its interceptors
+///   (``intercept(_:file:line:_:)``), then its subscribers in the bus's order. A `handle` that
+///   returns ``EventPropagation/stop`` lets its node finish as a bus dispatch does and ends the
+///   event for every node above, except for `monitor()` subscribers, which see stopped and
+///   dropped events.
+/// - **Requests** (`request(_:)`) go up the same route to the first answerer that answers.
+///
+/// Thread-safe: mount, unmount, subscribe, post and dispose from any thread, from inside handlers
+/// too. No handler, interceptor, answerer or provided-parent closure runs while the library holds
+/// a lock. A node keeps its parent weakly and nothing keeps a node alive but its owner (and a post
+/// in progress): owner → node → handlers never reaches back to the owner, since owner-bound
+/// handlers receive their owner instead of capturing it. When a node is deallocated its
+/// subscriptions end and its children become roots.
+public final class EventNode: Sendable {
+    /// The node's name in ``route``, ``treeDescription`` and request errors: usually its owner's type.
+    ///
+    /// ```swift
+    /// let node = EventNode(name: "CellView")
+    /// print(node.name)   // "CellView"
+    /// ```
+    public let name: String
+
+    /// The subscriptions, interceptors and answerers: the bus's own index, behind a bus that only
+    /// this node uses (so the makers, tokens and dispose guarantee are the bus's).
+    let bus = EventBus()
+
+    /// The mounted parent, held weakly. Read and written only under ``ChainTree/lock``.
+    nonisolated(unsafe) weak var mountedParent: EventNode?  // nonisolated(unsafe): under ChainTree.lock
+
+    /// The parent asked at post time when none is mounted.
+    let providedParent: (@Sendable () -> EventNode?)?
+
+    /// The children, for ``treeDescription``: held weakly, keyed by identity, under ``ChainTree/lock``.
+    nonisolated(unsafe) var children: [ObjectIdentifier: WeakNode] = [:]  // nonisolated(unsafe): under ChainTree.lock
+
+    /// Creates a root node (mount it with ``mount(on:)``).
+    ///
+    /// ```swift
+    /// final class ContentScreen: EventNodeOwner, Sendable {
+    ///     let eventNode = EventNode(name: "ContentScreen")
+    /// }
+    /// ```
+    public init(name: String = "EventNode") {
+        self.name = name
+        providedParent = nil
+    }
+
+    /// Creates a node whose parent is provided by `parent`, asked each time a post or request
+    /// starts (with no lock held, on the posting thread), unless a parent is mounted.
+    ///
+    /// This is how a UIKit or AppKit tree follows the responder chain without the library importing
+    /// UIKit: return the next responder's node. `parent` must not capture the node's owner strongly
+    /// (the node would keep its owner alive): capture it `weak`. A provided parent that leads back
+    /// into the route ends the route there (a cycle is never walked twice).
+    ///
+    /// ```swift
+    /// final class Screen: EventNodeOwner, @unchecked Sendable {
+    ///     weak var host: Screen?   // a UIView would read self.superview / self.next here
+    ///     private(set) lazy var eventNode: EventNode = EventNode(name: "Screen") { [weak self] in self?.host?.eventNode }
+    /// }
+    /// ```
+    public init(name: String = "EventNode", parent: @escaping @Sendable () -> EventNode?) {
+        self.name = name
+        providedParent = parent
+    }
+
+    deinit {
+        // Leaves its parent's children, so that a long-lived parent holds no dead entries.
+        let id = ObjectIdentifier(self)
+        let parent: EventNode? = ChainTree.lock.withLock { _ in
+            let parent = mountedParent
+            parent?.children[id] = nil
+            return parent
+        }
+        _ = consume parent  // released with no lock held
+    }
+
+    // MARK: - The tree
+
+    /// Makes `parent` this node's parent, held weakly; `false` (and nothing changes) if `parent`
+    /// is this node or one of its descendants.
+    ///
+    /// Remounting moves the node (with its subtree). A mounted parent takes precedence over a
+    /// provided one (``init(name:parent:)``). Posts already in progress keep the route they
+    /// started with. Cost: O(depth of `parent`) under a process-wide lock (the cycle check); safe
+    /// from any thread, from inside handlers too.
+    ///
+    /// ```swift
+    /// let root = EventNode(name: "Root")
+    /// let cell = EventNode(name: "Cell")
+    /// assert(cell.mount(on: root))
+    /// assert(!root.mount(on: cell))   // a cycle: refused
+    /// ```
+    @discardableResult
+    public func mount(on parent: EventNode) -> Bool {
+        // The nodes the check walked, released after unlocking (a last release runs deinits).
+        var walked: [EventNode] = []
+        let mounted = ChainTree.lock.withLock { changes -> Bool in
+            var cursor: EventNode? = parent
+            while let node = cursor {
+                if node === self { return false }
+                walked.append(node)
+                cursor = node.mountedParent
+            }
+            if let old = mountedParent {
+                old.children[ObjectIdentifier(self)] = nil
+                walked.append(old)
+            }
+            mountedParent = parent
+            parent.children[ObjectIdentifier(self)] = WeakNode(self)
+            changes &+= 1
+            return true
+        }
+        _ = consume walked
+        return mounted
+    }
+
+    /// Detaches this node from its mounted parent: it becomes a root (or follows its provided
+    /// parent, if it has one). O(1); does nothing on a root.
+    ///
+    /// ```swift
+    /// let root = EventNode(name: "Root")
+    /// let cell = EventNode(name: "Cell")
+    /// cell.mount(on: root)
+    /// cell.unmount()
+    /// assert(cell.route == ["Cell"])
+    /// ```
+    public func unmount() {
+        let old: EventNode? = ChainTree.lock.withLock { changes in
+            let old = mountedParent
+            old?.children[ObjectIdentifier(self)] = nil
+            mountedParent = nil
+            changes &+= 1
+            return old
+        }
+        _ = consume old  // released with no lock held
+    }
+
+    /// The names of the nodes a post from here would visit now, this node first.
+    ///
+    /// Asks provided parents (see ``init(name:parent:)``). O(depth).
+    ///
+    /// ```swift
+    /// let root = EventNode(name: "Root")
+    /// let cell = EventNode(name: "Cell")
+    /// cell.mount(on: root)
+    /// print(cell.route)   // ["Cell", "Root"]
+    /// ```
+    public var route: [String] { ChainRoute.names(from: self) }
+
+    /// This node and its mounted descendants, one per line, indented by depth, children in the
+    /// order they were mounted. For debugging: O(size of the subtree).
+    ///
+    /// ```swift
+    /// let root = EventNode(name: "Root")
+    /// EventNode(name: "Cell").mount(on: root)
+    /// print(root.treeDescription)
+    /// // Root
+    /// //   Cell
+    /// ```
+    public var treeDescription: String {
+        var lines: [String] = []
+        describe(depth: 0, into: &lines)
+        return lines.joined(separator: "\n")
+    }
+
+    private func describe(depth: Int, into lines: inout [String]) {
+        lines.append(String(repeating: "  ", count: depth) + name)
+        let kids = ChainTree.lock.withLock { _ in children.values.sorted { $0.order < $1.order }.compactMap(\.node) }
+        for child in kids { child.describe(depth: depth + 1, into: &lines) }
+    }
+
+    // MARK: - Subscribing
+
+    /// Starts a subscription on this node to events of exactly type `type`: the bus's maker.
+    ///
+    /// Everything ``EventBus/on(_:)`` offers works the same here (`ofType`, `priority`,
+    /// `monitor`, `freeWith`, `atQueue`, `onMainActor`, `next`, `handle`, tokens, bags). Handlers
+    /// run when a post from this node or from one of its descendants reaches this node: on the
+    /// posting thread, or on their queue or the main actor (enqueued in route order). The
+    /// subscription ends when its token is disposed, its owner is deallocated, or this node is
+    /// deallocated. Nothing is ever kept on a node, so `replayingSticky()` replays nothing.
+    ///
+    /// ```swift
+    /// let content = EventNode(name: "Content")
+    /// let token = content.on(BackTapped.self).handle { _ in .stop }   // nothing above sees it
+    /// ```
+    public func on<E: Event>(_ type: E.Type) -> SubscriberMaker<E, Never, EventDelivery.Synchronous> {
+        bus.on(type)
+    }
+
+    /// Called with each error a throwing handler on this node throws, as
+    /// ``EventBus/handlerErrorHandler`` on a bus; `nil` (the default): debug builds print the first
+    /// error of each subscription.
+    ///
+    /// ```swift
+    /// let node = EventNode()
+    /// node.handlerErrorHandler = { failure in print(failure) }
+    /// ```
+    public var handlerErrorHandler: (@Sendable (HandlerError) -> Void)? {
+        get { bus.handlerErrorHandler }
+        set { bus.handlerErrorHandler = newValue }
+    }
+
+    /// The number of live subscriptions on this node (interceptors and answerers included). O(1).
+    ///
+    /// ```swift
+    /// assert(EventNode().subscriptionCount == 0)
+    /// ```
+    public var subscriptionCount: Int { bus.subscriptionCount }
+
+    /// Registers `interceptor`, which sees each `E` reaching this node before the node's
+    /// subscribers, and returns its token.
+    ///
+    /// Interceptors of a node run in registration order, synchronously on the posting thread.
+    /// ``Interception/forward(_:)`` passes the value it carries to the next interceptor, this
+    /// node's subscribers and every node above; ``Interception/drop`` ends the event (monitors still
+    /// see it, and the post returns ``ChainOutcome/dropped(atDepth:delivered:)``). Disposing the
+    /// token ends the interceptor as for a subscription; so does the node's deallocation.
+    ///
+    /// ```swift
+    /// let container = EventNode(name: "Container")
+    /// let token = container.intercept(Statistics.self) { event in
+    ///     var event = event
+    ///     event.section = 3
+    ///     return .forward(event)
+    /// }
+    /// ```
+    public func intercept<E: Event>(
+        _ type: E.Type, file: StaticString = #fileID, line: UInt = #line,
+        _ interceptor: @escaping @Sendable (E) -> Interception<E>
+    ) -> EventToken {
+        SubscriberMaker<InterceptedEvent<E>, Never, EventDelivery.Synchronous>(bus: bus).handle(file: file, line: line)
+        {
+            slot in
+            switch interceptor(slot.event.pointee) {
+            case .forward(let value):
+                slot.event.pointee = value
+                return .continue
+            case .drop:
+                return .stop
+            }
+        }
+    }
+
+    // MARK: - Posting
+
+    /// Sends `event` up the chain: to this node, then to each ancestor, and returns what happened.
+    ///
+    /// Synchronous: every synchronous handler on the route has run when it returns (queued and
+    /// main-actor subscribers are enqueued, in route order). The route is fixed when the post
+    /// starts (mounts and unmounts meanwhile do not change it). At each node, its interceptors
+    /// run, then its subscribers in the bus's order (priority, keyed before unkeyed, subscription
+    /// order, monitors last). Posting, mounting, unmounting and disposing from inside a handler
+    /// are safe; a post from a handler is delivered at once, depth-first. A subscription made
+    /// during a post receives it if the post has not reached its node yet (at each node, the bus's
+    /// rule: subscribers made after the node's delivery started do not receive it).
+    ///
+    /// Cost: O(depth) plus the subscribers reached: one acquisition of the tree's lock to fix the
+    /// route (more only after provided parents), then one of each node's own lock to see whether it
+    /// has interceptors or subscribers of the type, and one more for each of those it has; none held
+    /// while user code runs; no allocation for routes of up to 24 nodes.
+    ///
+    /// ```swift
+    /// let root = EventNode(name: "Root")
+    /// let cell = EventNode(name: "Cell")
+    /// cell.mount(on: root)
+    /// let token = root.on(Liked.self).next { print("liked", $0.id) }
+    /// switch cell.post(Liked(id: 7)) {
+    /// case .unhandled: print("default action")
+    /// default: break
+    /// }
+    /// ```
+    @discardableResult
+    public func post<E: Event>(_ event: E) -> ChainOutcome {
+        ChainRoute.with(from: self) { route in Self.post(event, along: route) }
+    }
+
+    /// Delivers `event` along `route`; see ``post(_:)``.
+    static func post<E: Event>(_ event: E, along route: UnsafeBufferPointer<EventNode>) -> ChainOutcome {
+        var event = event
+        var delivered = 0
+        var ending: ChainOutcome?
+        for depth in route.indices {
+            let index = route[depth].bus.index
+            let stopped = ending != nil
+            let (intercepts, subscribes) = index.hasNodes(
+                ObjectIdentifier(InterceptedEvent<E>.self), ObjectIdentifier(E.self))
+            if intercepts && !stopped {
+                let interception = withUnsafeMutablePointer(to: &event) { pointer in
+                    index.dispatch(InterceptedEvent(event: pointer), key: nil, on: nil, bypassingHooks: true)
+                }
+                if interception.isStopped { ending = .dropped(atDepth: depth, delivered: 0) }
+            }
+            guard subscribes else { continue }
+            // After a stop or a drop, only the monitors' walk (as a bus dispatch's after a stop).
+            let tally = index.dispatch(
+                event, key: event.routingKey, on: nil, bypassingHooks: true,
+                walk: ending == nil ? .all : .monitors(upTo: .max))
+            delivered += tally.reached
+            if ending == nil && tally.isStopped { ending = .stopped(atDepth: depth, delivered: 0) }
+        }
+        switch ending {
+        case .stopped(let depth, _): return .stopped(atDepth: depth, delivered: delivered)
+        case .dropped(let depth, _): return .dropped(atDepth: depth, delivered: delivered)
+        default: return delivered == 0 ? .unhandled : .delivered(count: delivered)
+        }
+    }
+}
+
+/// A weak reference to a child node, with the order it was mounted in.
+struct WeakNode {
+    weak var node: EventNode?
+    let order: UInt64
+
+    init(_ node: EventNode) {
+        self.node = node
+        order = AnswerSequence.next()
+    }
+}

@@ -1,0 +1,207 @@
+import Dispatch
+
+/// A place in a main-actor event chain: as ``EventNode``, but every handler, interceptor and
+/// answerer is `@MainActor` (checked by the compiler) and every post is delivered on the main
+/// actor.
+///
+/// The delivery mode belongs to the chain, not to a global switch: main-actor nodes mount only on
+/// main-actor nodes, so a whole UI tree delivers on the main actor while the thread-safe
+/// ``EventNode`` chains elsewhere deliver on their posting threads.
+///
+/// ```swift
+/// @MainActor final class CellModel {
+///     let eventNode = MainActorEventNode(name: "Cell")
+///     var likes = 0
+/// }
+/// @MainActor func wire(_ cell: CellModel, under list: MainActorEventNode) {
+///     cell.eventNode.mount(on: list)
+///     list.on(Liked.self).freeWith(cell).next { cell, _ in cell.likes += 1 }   // @MainActor
+/// }
+/// ```
+///
+/// ``post(_:)`` is `nonisolated`: on the main queue it delivers at once; elsewhere it enqueues the
+/// post on the main queue, in call order (a later post made on the main queue runs at once, so it
+/// can overtake posts still waiting). ``postNow(_:)`` delivers at once and returns the
+/// ``ChainOutcome``. Subscribers use the bus's ``EventDelivery/MainActor`` maker: `next` (not
+/// `handle`; to consume an event on a main-actor chain, intercept it and ``Interception/drop``
+/// it), `freeWith`, `priority`, `monitor`, `ofType`, tokens and bags.
+public final class MainActorEventNode: Sendable {
+    let node: EventNode
+
+    /// Creates a root node; mount it with ``mount(on:)``.
+    ///
+    /// ```swift
+    /// let root = MainActorEventNode(name: "RootViewController")
+    /// ```
+    public init(name: String = "MainActorEventNode") {
+        node = EventNode(name: name)
+    }
+
+    /// Creates a node whose parent is provided by the `@MainActor` `parent`, asked on the main
+    /// actor each time a post or request starts, unless a parent is mounted. See
+    /// ``EventNode/init(name:parent:)``.
+    ///
+    /// This is the UIKit/AppKit recipe: return the node of the next responder that has one (the
+    /// library imports no UIKit). Capture the owner `weak`.
+    ///
+    /// ```swift
+    /// @MainActor final class Screen {
+    ///     weak var host: Screen?
+    ///     private(set) lazy var eventNode: MainActorEventNode = MainActorEventNode(name: "Screen") { [weak self] in
+    ///         self?.host?.eventNode
+    ///     }
+    /// }
+    /// ```
+    public init(name: String = "MainActorEventNode", parent: @escaping @MainActor @Sendable () -> MainActorEventNode?) {
+        let provide = onMainQueue { @MainActor (_: Void) in parent()?.node }
+        // The wrapped closure does not throw (it is `parent`, checked to be on the main queue).
+        node = EventNode(name: name) { (try? provide(())) ?? nil }
+    }
+
+    /// The node's name in ``route`` and ``treeDescription``.
+    ///
+    /// ```swift
+    /// print(MainActorEventNode(name: "Root").name)   // "Root"
+    /// ```
+    public var name: String { node.name }
+
+    /// Makes `parent` this node's parent (held weakly); `false` on a cycle. See
+    /// ``EventNode/mount(on:)``.
+    ///
+    /// ```swift
+    /// @MainActor func build() {
+    ///     let root = MainActorEventNode(name: "Root")
+    ///     let cell = MainActorEventNode(name: "Cell")
+    ///     cell.mount(on: root)
+    /// }
+    /// ```
+    @MainActor @discardableResult
+    public func mount(on parent: MainActorEventNode) -> Bool {
+        node.mount(on: parent.node)
+    }
+
+    /// Detaches this node from its parent: it becomes a root. See ``EventNode/unmount()``.
+    ///
+    /// ```swift
+    /// @MainActor func detach(_ cell: MainActorEventNode) { cell.unmount() }
+    /// ```
+    @MainActor
+    public func unmount() {
+        node.unmount()
+    }
+
+    /// The names of the route a post from here would take now (asking provided parents, on the
+    /// main actor). See ``EventNode/route``.
+    ///
+    /// ```swift
+    /// @MainActor func show() { print(MainActorEventNode(name: "Root").route) }   // ["Root"]
+    /// ```
+    @MainActor
+    public var route: [String] { node.route }
+
+    /// This node and its mounted descendants, indented. See ``EventNode/treeDescription``.
+    ///
+    /// ```swift
+    /// print(MainActorEventNode(name: "Root").treeDescription)   // "Root"
+    /// ```
+    public var treeDescription: String { node.treeDescription }
+
+    /// Starts a subscription on this node: the bus's main-actor maker, whose handlers are
+    /// `@MainActor` and run synchronously in the post (which always runs on the main queue).
+    ///
+    /// Chaining ``SubscriberMaker/atQueue(_:)`` makes an observer on that queue, enqueued in route
+    /// order. The subscription ends when its token is disposed, its owner is deallocated, or this
+    /// node is deallocated.
+    ///
+    /// ```swift
+    /// @MainActor final class Badge { var count = 0 }
+    /// @MainActor func bind(_ badge: Badge, to node: MainActorEventNode) {
+    ///     node.on(Liked.self).freeWith(badge).next { badge, _ in badge.count += 1 }
+    /// }
+    /// ```
+    public func on<E: Event>(_ type: E.Type) -> SubscriberMaker<E, Never, EventDelivery.MainActor> {
+        node.on(type).onMainActor()
+    }
+
+    /// Registers a `@MainActor` interceptor and returns its token. See
+    /// `EventNode.intercept(_:_:)`: registration order, ``Interception/forward(_:)`` or
+    /// ``Interception/drop``.
+    ///
+    /// ```swift
+    /// @MainActor func enrich(_ container: MainActorEventNode) -> EventToken {
+    ///     container.intercept(Statistics.self) { event in
+    ///         var event = event
+    ///         event.section = 3
+    ///         return .forward(event)
+    ///     }
+    /// }
+    /// ```
+    @MainActor
+    public func intercept<E: Event>(
+        _ type: E.Type, file: StaticString = #fileID, line: UInt = #line,
+        _ interceptor: @escaping @MainActor @Sendable (E) -> Interception<E>
+    ) -> EventToken {
+        let call = onMainQueue(interceptor)
+        // The wrapped interceptor does not throw (it is `interceptor`, checked to be on the main queue).
+        return node.intercept(type, file: file, line: line) { event in (try? call(event)) ?? .forward(event) }
+    }
+
+    /// Registers a synchronous `@MainActor` answerer and returns its token. See
+    /// `EventNode.answer(_:_:)`.
+    ///
+    /// ```swift
+    /// @MainActor func serve(_ root: MainActorEventNode) -> EventToken {
+    ///     root.answer(FetchChannelID.self) { _ in .answer("channel-2") }
+    /// }
+    /// ```
+    @MainActor
+    public func answer<R: Request>(
+        _ type: R.Type, file: StaticString = #fileID, line: UInt = #line,
+        _ answerer: @escaping @MainActor @Sendable (R) throws -> Answer<R.Response>
+    ) -> EventToken {
+        node.answer(type, file: file, line: line, onMainQueue(answerer))
+    }
+
+    /// Asks `request` up the chain and returns the first answer, on the main actor. See
+    /// `EventNode.request(_:)`.
+    ///
+    /// ```swift
+    /// @MainActor func channel(of cell: MainActorEventNode) throws -> String {
+    ///     try cell.request(FetchChannelID())
+    /// }
+    /// ```
+    @MainActor
+    public func request<R: Request>(_ request: R) throws -> R.Response {
+        try node.request(request)
+    }
+
+    /// Sends `event` up the chain on the main actor: at once when called on the main queue,
+    /// otherwise enqueued on the main queue in call order.
+    ///
+    /// Callable from any thread. The route is fixed when the delivery starts (on the main queue).
+    /// Use ``postNow(_:)`` on the main actor to get the ``ChainOutcome``.
+    ///
+    /// ```swift
+    /// let cell = MainActorEventNode(name: "Cell")
+    /// DispatchQueue.global().async { cell.post(Liked(id: 7)) }   // delivered on the main actor
+    /// ```
+    public nonisolated func post<E: Event>(_ event: E) {
+        if isOnMainQueue {
+            node.post(event)
+        } else {
+            DispatchQueue.main.async { [node] in node.post(event) }
+        }
+    }
+
+    /// Sends `event` up the chain now and returns what happened. See ``EventNode/post(_:)``.
+    ///
+    /// ```swift
+    /// @MainActor func tap(_ cell: MainActorEventNode) {
+    ///     if cell.postNow(Liked(id: 7)).isUnhandled { print("default action") }
+    /// }
+    /// ```
+    @MainActor @discardableResult
+    public func postNow<E: Event>(_ event: E) -> ChainOutcome {
+        node.post(event)
+    }
+}

@@ -47,9 +47,9 @@ public final class EventExpectation<E: Event>: Sendable {
             if ended { token.withLock { $0 }?.dispose() }
             waiter?.resume(returning: event)
         }
-        // A match during `next` (a sticky replay cannot happen: no `replayingSticky`) is impossible,
-        // so the token is stored before any event can end it.
         token.withLock { $0 = subscription }
+        // A dispatch on another thread may have matched before the token was stored: end it now.
+        if state.withLock({ $0.match != nil }) { subscription.dispose() }
     }
 
     deinit { token.withLock { $0 }?.dispose() }

@@ -70,17 +70,12 @@ struct DispatchPlan {
     /// numbered in order, so this is never above the `lastID` of a later start).
     private var upTo = UInt64.max
 
-    /// Under the lock: starts the walk over `bucket`, delivering to subscriptions up to `lastID`.
-    /// `handlersOnly`: the walk ends before the monitors, which a later walk delivers to (see
-    /// ``leftMonitors``), after the handlers of the event's supertypes.
-    mutating func start(
-        in bucket: Bucket, lastID: UInt64, handlersOnly: Bool = false, index: inout TypeIndex,
-        retired: inout Retired
-    ) {
+    /// Under the lock: starts the walk over `bucket`, delivering to subscriptions up to `lastID`
+    /// (or the limit ``limit(to:)`` set).
+    mutating func start(in bucket: Bucket, lastID: UInt64, index: inout TypeIndex, retired: inout Retired) {
         self.bucket = Unmanaged.passUnretained(bucket)  // Unmanaged: see `bucket`
         maxID = Swift.min(upTo, lastID)
         levels = bucket.levelMask
-        if handlersOnly { stageEnd = Self.firstMonitorStage }
         stage = firstStage(atOrAfter: isStopped ? Self.firstMonitorStage : 0)
         fill(index: &index, retired: &retired)
     }

@@ -282,9 +282,9 @@ final class SubscriptionIndex: SubscriptionContainer {
                     if bus != nil { supertypes = bucket.supertypes }
                 }
                 if case .all = walk {} else { plan.limit(to: walk) }
-                plan.start(
-                    in: bucket, lastID: index.lastID, handlersOnly: supertypes != nil, index: &index,
-                    retired: &retired)
+                // With supertypes, the monitors come after the supertypes' handlers (`deliver`).
+                if supertypes != nil { plan.limit(to: .handlers(stopped: false, upTo: .max)) }
+                plan.start(in: bucket, lastID: index.lastID, index: &index, retired: &retired)
                 if let sticky {
                     // A supertype's subscriber receiving it counts too.
                     let received =

@@ -51,17 +51,7 @@ enum ChainModelProgram {
 
     /// Operations from fuzzer bytes, with the same grammar (at most 256).
     static func decode(_ bytes: [UInt8]) -> [Op] {
-        var position = 0
-        var ops: [Op] = []
-        while position < bytes.count, ops.count < 256 {
-            ops.append(
-                makeOp { bound in
-                    guard position < bytes.count else { return 0 }
-                    defer { position += 1 }
-                    return Int(bytes[position]) % bound
-                })
-        }
-        return ops
+        decodeProgram(bytes, limit: 256, makeOp)
     }
 
     /// The grammar: one operation from a source of numbers `draw(bound) in 0..<bound`.

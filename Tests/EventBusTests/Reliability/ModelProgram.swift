@@ -122,6 +122,22 @@ enum ModelOp: Equatable, Sendable, CustomStringConvertible {
 
 func modelKeyName(_ key: Int?) -> String { key.map { modelKeys[$0] } ?? "nil" }
 
+/// Operations made by `makeOp` from fuzzer bytes, one byte per number drawn (0 once the bytes run
+/// out), until the bytes or `limit` operations run out: how every program grammar decodes.
+func decodeProgram<Op>(_ bytes: [UInt8], limit: Int, _ makeOp: ((Int) -> Int) -> Op) -> [Op] {
+    var position = 0
+    var ops: [Op] = []
+    while position < bytes.count, ops.count < limit {
+        ops.append(
+            makeOp { bound in
+                guard position < bytes.count else { return 0 }
+                defer { position += 1 }
+                return Int(bytes[position]) % bound
+            })
+    }
+    return ops
+}
+
 /// One call of a handler: which subscription (by creation number), which event (by dispatch serial),
 /// the owner passed to an owner-passing handler (-1 otherwise), and the top-level operation it
 /// happened under.
@@ -170,17 +186,7 @@ enum ModelProgram {
 
     /// A program read from arbitrary bytes (fuzzer input), with the same grammar as `generate`.
     static func decode(_ bytes: [UInt8]) -> [ModelOp] {
-        var position = 0
-        var ops: [ModelOp] = []
-        while position < bytes.count, ops.count < maxDecodedOps {
-            ops.append(
-                makeOp { bound in
-                    guard position < bytes.count else { return 0 }
-                    defer { position += 1 }
-                    return Int(bytes[position]) % bound
-                })
-        }
-        return ops
+        decodeProgram(bytes, limit: maxDecodedOps, makeOp)
     }
 
     /// The grammar: one operation from a source of numbers `draw(bound) in 0..<bound`.

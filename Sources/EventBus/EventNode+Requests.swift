@@ -137,7 +137,7 @@ extension EventNode {
     }
 
     /// Asks `node`'s answerers whose sequence number is above `after`.
-    private static func ask<R: Request>(_ request: R, at node: EventNode, after: UInt64) -> AnswerState<R> {
+    private static func ask<R: Request>(_ request: R, at node: ChainRoute.Stop, after: UInt64) -> AnswerState<R> {
         var state = AnswerState<R>.none
         let slotType = ObjectIdentifier(AnswerSlot<R>.self)
         guard node.bus.index.hasNodes(slotType, slotType).0 else { return state }

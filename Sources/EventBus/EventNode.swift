@@ -29,10 +29,10 @@
 ///
 /// Thread-safe: mount, unmount, subscribe, post and dispose from any thread, from inside handlers
 /// too. No handler, interceptor, answerer or provided-parent closure runs while the library holds
-/// a lock. A node keeps its parent weakly and nothing keeps a node alive but its owner (and a post
-/// in progress): owner → node → handlers never reaches back to the owner, since owner-bound
-/// handlers receive their owner instead of capturing it. When a node is deallocated its
-/// subscriptions end and its children become roots.
+/// a lock. Nothing keeps a node alive but its owner (its parent and its children do not): owner →
+/// node → handlers never reaches back to the owner, since owner-bound handlers receive their owner
+/// instead of capturing it. When a node is deallocated its children become roots and its
+/// subscriptions end (after the posts that are delivering to them, if any).
 public final class EventNode: Sendable {
     /// The node's name in ``route``, ``treeDescription`` and request errors: usually its owner's type.
     ///
@@ -44,16 +44,10 @@ public final class EventNode: Sendable {
 
     /// The subscriptions, interceptors and answerers: the bus's own index, behind a bus that only
     /// this node uses (so the makers, tokens and dispose guarantee are the bus's).
-    let bus = EventBus()
+    let bus: EventBus
 
-    /// The mounted parent, held weakly. Read and written only under ``ChainTree/lock``.
-    nonisolated(unsafe) weak var mountedParent: EventNode?  // nonisolated(unsafe): under ChainTree.lock
-
-    /// The parent asked at post time when none is mounted.
-    let providedParent: (@Sendable () -> EventNode?)?
-
-    /// The children, for ``treeDescription``: held weakly, keyed by identity, under ``ChainTree/lock``.
-    nonisolated(unsafe) var children: [ObjectIdentifier: WeakNode] = [:]  // nonisolated(unsafe): under ChainTree.lock
+    /// The node's place in the tree (parent, children), which is what a post's route holds.
+    let link: ChainLink
 
     /// Creates a root node (mount it with ``mount(on:)``).
     ///
@@ -64,7 +58,8 @@ public final class EventNode: Sendable {
     /// ```
     public init(name: String = "EventNode") {
         self.name = name
-        providedParent = nil
+        bus = EventBus()
+        link = ChainLink(name: name, bus: bus, providedParent: nil)
     }
 
     /// Creates a node whose parent is provided by `parent`, asked each time a post or request
@@ -83,18 +78,20 @@ public final class EventNode: Sendable {
     /// ```
     public init(name: String = "EventNode", parent: @escaping @Sendable () -> EventNode?) {
         self.name = name
-        providedParent = parent
+        bus = EventBus()
+        link = ChainLink(name: name, bus: bus, providedParent: parent)
     }
 
     deinit {
-        // Leaves its parent's children, so that a long-lived parent holds no dead entries.
-        let id = ObjectIdentifier(self)
-        let parent: EventNode? = ChainTree.lock.withLock { _ in
-            let parent = mountedParent
-            parent?.children[id] = nil
-            return parent
+        // The link is gone: children become roots, the parent forgets it, and its bus is left to
+        // the posts in progress (the last of them ends the subscriptions). Released after unlocking.
+        let released = ChainTree.lock.withLock { _ in
+            link.parent?.children[ObjectIdentifier(link)] = nil
+            let children = link.children
+            link.children = [:]
+            return (link.parent.take(), children, link.bus.take())
         }
-        _ = consume parent  // released with no lock held
+        _ = released  // released here, with no lock held
     }
 
     // MARK: - The tree
@@ -115,25 +112,21 @@ public final class EventNode: Sendable {
     /// ```
     @discardableResult
     public func mount(on parent: EventNode) -> Bool {
-        // The nodes the check walked, released after unlocking (a last release runs deinits).
-        var walked: [EventNode] = []
-        let mounted = ChainTree.lock.withLock { changes -> Bool in
-            var cursor: EventNode? = parent
-            while let node = cursor {
-                if node === self { return false }
-                walked.append(node)
-                cursor = node.mountedParent
+        let id = ObjectIdentifier(link)
+        let (mounted, old) = ChainTree.lock.withLock { changes -> (Bool, ChainLink?) in
+            var cursor: ChainLink? = parent.link
+            while let ancestor = cursor, ancestor.bus != nil {
+                if ancestor === link { return (false, nil) }
+                cursor = ancestor.parent
             }
-            if let old = mountedParent {
-                old.children[ObjectIdentifier(self)] = nil
-                walked.append(old)
-            }
-            mountedParent = parent
-            parent.children[ObjectIdentifier(self)] = WeakNode(self)
+            let old = link.parent.take()
+            old?.children[id] = nil
             changes &+= 1
-            return true
+            link.parent = parent.link
+            parent.link.children[id] = (changes, link)
+            return (true, old)
         }
-        _ = consume walked
+        _ = consume old  // released with no lock held
         return mounted
     }
 
@@ -148,10 +141,9 @@ public final class EventNode: Sendable {
     /// assert(cell.route == ["Cell"])
     /// ```
     public func unmount() {
-        let old: EventNode? = ChainTree.lock.withLock { changes in
-            let old = mountedParent
-            old?.children[ObjectIdentifier(self)] = nil
-            mountedParent = nil
+        let old: ChainLink? = ChainTree.lock.withLock { changes in
+            let old = link.parent.take()
+            old?.children[ObjectIdentifier(link)] = nil
             changes &+= 1
             return old
         }
@@ -182,14 +174,14 @@ public final class EventNode: Sendable {
     /// ```
     public var treeDescription: String {
         var lines: [String] = []
-        describe(depth: 0, into: &lines)
+        Self.describe(link, depth: 0, into: &lines)
         return lines.joined(separator: "\n")
     }
 
-    private func describe(depth: Int, into lines: inout [String]) {
-        lines.append(String(repeating: "  ", count: depth) + name)
-        let kids = ChainTree.lock.withLock { _ in children.values.sorted { $0.order < $1.order }.compactMap(\.node) }
-        for child in kids { child.describe(depth: depth + 1, into: &lines) }
+    private static func describe(_ link: ChainLink, depth: Int, into lines: inout [String]) {
+        lines.append(String(repeating: "  ", count: depth) + link.name)
+        let children = ChainTree.lock.withLock { _ in link.children.values.sorted { $0.order < $1.order }.map(\.link) }
+        for child in children { describe(child, depth: depth + 1, into: &lines) }
     }
 
     // MARK: - Subscribing
@@ -279,9 +271,10 @@ public final class EventNode: Sendable {
     /// rule: subscribers made after the node's delivery started do not receive it).
     ///
     /// Cost: O(depth) plus the subscribers reached: one acquisition of the tree's lock to fix the
-    /// route (more only after provided parents), then one of each node's own lock to see whether it
-    /// has interceptors or subscribers of the type, and one more for each of those it has; none held
-    /// while user code runs; no allocation for routes of up to 24 nodes.
+    /// route (more only after provided parents), then per node one atomic load to see whether it
+    /// may have interceptors or subscribers of the type, its own lock once if it may, and once more
+    /// for each of those it has; none held while user code runs; no allocation for routes of up to
+    /// 24 nodes.
     ///
     /// ```swift
     /// let root = EventNode(name: "Root")
@@ -299,15 +292,17 @@ public final class EventNode: Sendable {
     }
 
     /// Delivers `event` along `route`; see ``post(_:)``.
-    static func post<E: Event>(_ event: E, along route: UnsafeBufferPointer<EventNode>) -> ChainOutcome {
+    static func post<E: Event>(_ event: E, along route: UnsafeBufferPointer<ChainRoute.Stop>) -> ChainOutcome {
         var event = event
         var delivered = 0
         var ending: ChainOutcome?
+        // Looked up once: a generic type's metadata is a run-time look-up in unspecialized code.
+        let interceptorType = ObjectIdentifier(InterceptedEvent<E>.self)
+        let eventType = ObjectIdentifier(E.self)
         for depth in route.indices {
             let index = route[depth].bus.index
             let stopped = ending != nil
-            let (intercepts, subscribes) = index.hasNodes(
-                ObjectIdentifier(InterceptedEvent<E>.self), ObjectIdentifier(E.self))
+            let (intercepts, subscribes) = index.hasNodes(interceptorType, eventType)
             if intercepts && !stopped {
                 let interception = withUnsafeMutablePointer(to: &event) { pointer in
                     index.dispatch(InterceptedEvent(event: pointer), key: nil, on: nil, bypassingHooks: true)
@@ -327,16 +322,5 @@ public final class EventNode: Sendable {
         case .dropped(let depth, _): return .dropped(atDepth: depth, delivered: delivered)
         default: return delivered == 0 ? .unhandled : .delivered(count: delivered)
         }
-    }
-}
-
-/// A weak reference to a child node, with the order it was mounted in.
-struct WeakNode {
-    weak var node: EventNode?
-    let order: UInt64
-
-    init(_ node: EventNode) {
-        self.node = node
-        order = AnswerSequence.next()
     }
 }

@@ -1,6 +1,6 @@
 internal import _EventBusShims
 
-/// A counter read and written only through the C atomics (no lock).
+/// A counter (or any word) read and written only through the C atomics (no lock).
 final class AtomicCounter: @unchecked Sendable {
     // @unchecked Sendable: `value` is only touched through the C atomics, by its address.
 
@@ -15,6 +15,11 @@ final class AtomicCounter: @unchecked Sendable {
     /// Adds `delta` (an acquire-release read-modify-write).
     func add(_ delta: Int) {
         _ = eventbus_atomic_add(word, delta)
+    }
+
+    /// Replaces the value (a release store).
+    func store(_ value: Int) {
+        eventbus_atomic_store(word, value)
     }
 
     /// The current value (an acquire load).

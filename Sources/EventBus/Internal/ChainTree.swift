@@ -2,38 +2,50 @@
 ///
 /// One process-wide lock, so that `mount` can refuse a cycle against a consistent tree: mounts are
 /// serialized, so the mounted-parent graph is acyclic at every instant. A walk holds it while it
-/// follows mounted parents (O(depth), no user code: loading a weak reference never deallocates);
-/// the strong references it takes are kept by the caller's route and released after unlocking.
-/// A provided parent (a closure, user code) is asked with the lock released.
+/// follows mounted parents (O(depth), no user code: it only retains links and buses, and a node's
+/// deinit releases what it held after unlocking); the references it takes are kept by the caller's
+/// route and released after unlocking. A provided parent (a closure, user code) is asked with the
+/// lock released.
 enum ChainTree {
-    /// The lock; its state counts the tree's changes (mounts and unmounts). Not `Locked<Void>`: a
-    /// zero-sized state shares its address with the lock's header, which TSan then reports as an
-    /// access race between the exclusivity check of one critical section and another's lock call.
+    /// The lock; its state counts the tree's changes (mounts and unmounts), which also orders a
+    /// node's children. Not `Locked<Void>`: a zero-sized state shares its address with the lock's
+    /// header, which TSan then reports as an access race between the exclusivity check of one
+    /// critical section and another's lock call.
     static let lock = Locked<UInt64>(0)
 
-    /// Calls `visit` with each node of `start`'s route, bottom-up, `start` first. `visit` runs no user
-    /// code (it may be called under the lock) and keeps the node alive past the lock; it returns
-    /// `false` to end the route. `repeats`: whether the node may already be in the route (it was
-    /// reached through a provided parent, which `mount`'s cycle check cannot see).
-    static func walk(from start: EventNode, _ visit: (_ node: EventNode, _ repeats: Bool) -> Bool) {
-        guard visit(start, false) else { return }
-        var last = start
-        var afterProvided = false
-        while true {
+    /// Calls `visit` with each stop of `start`'s route, bottom-up, `start` first: the link and its
+    /// bus, unretained (under the lock, the tree keeps them alive). `visit` runs no user code (it is
+    /// called under the lock) and retains what it keeps; it returns `false` to end the route.
+    /// `repeats`: whether the link may already be in the route (it was reached through a provided
+    /// parent, which `mount`'s cycle check cannot see). A gone parent counts as none.
+    static func walk(
+        from start: ChainLink, _ visit: (_ link: ChainLink, _ bus: Unmanaged<EventBus>, _ repeats: Bool) -> Bool
+    ) {
+        var next: ChainLink? = start
+        var repeats = false
+        while let first = next {
+            // Unmanaged: under the lock, each link is kept alive by its child (the first by `next`).
+            var last = Unmanaged.passUnretained(first)
             var ended = false
             lock.withLock { _ in
-                while let parent = last.mountedParent {
-                    guard visit(parent, afterProvided) else {
+                while true {
+                    let (bus, parent) = last._withUnsafeGuaranteedRef { link in
+                        (link.bus.map(Unmanaged.passUnretained), link.parent.map(Unmanaged.passUnretained))
+                    }
+                    guard let bus, last._withUnsafeGuaranteedRef({ visit($0, bus, repeats) }) else {
                         ended = true
                         return
                     }
+                    guard let parent, parent._withUnsafeGuaranteedRef({ $0.bus != nil }) else { return }
                     last = parent
                 }
             }
-            guard !ended, let provide = last.providedParent, let parent = provide() else { return }
-            afterProvided = true
-            guard visit(parent, true) else { return }
-            last = parent
+            // `last` was visited, so the caller's route keeps it alive past the lock.
+            guard !ended, let provide = last._withUnsafeGuaranteedRef(\.providedParent), let node = provide() else {
+                return
+            }
+            repeats = true
+            next = node.link
         }
     }
 }

@@ -6,11 +6,22 @@ import Dispatch
 /// index let go of are released, with no lock held.
 final class SubscriptionIndex: SubscriptionContainer {
     private let state: Locked<TypeIndex>
+    /// The index's ``TypeIndex/typeSummary``, read without the lock.
+    private let typeSummary: AtomicCounter
     /// Deliveries enqueued on a queue or the main queue that have not run yet.
     private let inFlight = AtomicCounter()
 
     init(clock: StickyClock) {
-        state = Locked(TypeIndex(clock: clock))
+        let index = TypeIndex(clock: clock)
+        typeSummary = index.typeSummary
+        state = Locked(index)
+    }
+
+    /// Whether `typeID` may have a bucket, without the lock: `false` means it had none when the
+    /// last change made before this call (in happens-before order) was made. O(1), an atomic load.
+    @inline(__always)
+    func mayHaveBucket(_ typeID: ObjectIdentifier) -> Bool {
+        typeSummary.current & (1 << TypeIndex.summaryBit(of: typeID)) != 0
     }
 
     /// Runs `body` under the lock, then settles what it retired.

@@ -11,6 +11,11 @@ struct TypeIndex {
     /// the rest of a dispatch to one subscriber. A removed bucket leaves its slot.
     private var recentBuckets = ContiguousArray<Bucket?>(repeating: nil, count: TypeIndex.recentBucketsCount)
     private static let recentBucketsCount = 32  // a power of two
+    /// Which event types may have a bucket, readable without the lock (``mayHaveBucket(_:)``): bit
+    /// `summaryBit(of:)` is set while a type with that bit has a bucket. `summaryCounts[bit]`: how
+    /// many buckets have that bit.
+    let typeSummary = AtomicCounter()
+    private var summaryCounts = ContiguousArray<UInt32>(repeating: 0, count: Int.bitWidth)
     /// Types recently dispatched with no bucket that have no hooks and no supertypes, by the same
     /// slots: so that a dispatch nobody listens to checks the type's conformances only once.
     private var recentUnhooked = ContiguousArray<ObjectIdentifier?>(repeating: nil, count: TypeIndex.recentBucketsCount)
@@ -121,7 +126,25 @@ struct TypeIndex {
         let bucket = Bucket(typeID: typeID, hooks: hooks, supertypes: supertypes)
         buckets[typeID] = bucket
         recentBuckets[Self.slot(of: typeID)] = bucket
+        summarize(typeID, added: true)
         return bucket
+    }
+
+    /// The bit of `typeID` in ``typeSummary``.
+    @inline(__always)
+    static func summaryBit(of typeID: ObjectIdentifier) -> Int {
+        let bits = UInt(bitPattern: typeID)
+        return Int(truncatingIfNeeded: (bits >> 4) ^ (bits >> 10)) & (Int.bitWidth - 1)
+    }
+
+    /// Counts a bucket of `typeID` made or removed, and publishes the summary when a bit changes.
+    private mutating func summarize(_ typeID: ObjectIdentifier, added: Bool) {
+        let bit = Self.summaryBit(of: typeID)
+        let before = summaryCounts[bit]
+        summaryCounts[bit] = added ? before + 1 : before - 1
+        if (before == 0) == added {
+            typeSummary.store(typeSummary.current ^ (1 << bit))
+        }
     }
 
     /// Whether `E`, which has no bucket, needs one to be dispatched: it has hooks or supertypes (two
@@ -169,6 +192,7 @@ struct TypeIndex {
         if bucket.isRemovable {
             guard let since = bucket.emptySince, operations &- since >= Self.emptyBucketGrace else { return }
             buckets[bucket.typeID] = nil
+            summarize(bucket.typeID, added: false)
             let slot = Self.slot(of: bucket.typeID)
             if recentBuckets[slot] === bucket { recentBuckets[slot] = nil }
             retired.add(bucket)
@@ -438,6 +462,8 @@ struct TypeIndex {
             retired.add(bucket)  // with its sticky events
         }
         buckets = [:]
+        summaryCounts = ContiguousArray(repeating: 0, count: Int.bitWidth)
+        typeSummary.store(0)
         recentBuckets = ContiguousArray(repeating: nil, count: Self.recentBucketsCount)
         slots = SlotTable()
         subscriptionCount = 0

@@ -14,6 +14,11 @@ static inline intptr_t eventbus_atomic_load(const intptr_t *word) {
     return __atomic_load_n(word, __ATOMIC_ACQUIRE);
 }
 
+/// Stores `value` in `*word` with release ordering.
+static inline void eventbus_atomic_store(intptr_t *word, intptr_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}
+
 /// Replaces `*word` with `desired` if it equals `expected`; returns whether it did (acq_rel).
 static inline bool eventbus_atomic_compare_exchange(intptr_t *word, intptr_t expected, intptr_t desired) {
     return __atomic_compare_exchange_n(word, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);

@@ -84,9 +84,10 @@ extension EventNode {
     /// let id = try cell.request(FetchChannelID())   // "channel-2"
     /// ```
     public func request<R: Request>(_ request: R) throws -> R.Response {
-        try ChainRoute.with(from: self) { route in
+        let slotType = ObjectIdentifier(AnswerSlot<R>.self)  // a run-time look-up: once per request
+        return try ChainRoute.with(from: self) { route in
             for depth in route.indices {
-                switch Self.ask(request, at: route[depth], after: 0) {
+                switch Self.ask(request, at: route[depth], slotType: slotType, after: 0) {
                 case .none: continue
                 case .answered(let response): return response
                 case .failed(let error): throw error
@@ -116,10 +117,11 @@ extension EventNode {
     public func request<R: Request>(_ request: R) async throws -> R.Response {
         // The route is kept in an array: it lives across suspensions.
         let route = ChainRoute.with(from: self) { Array($0) }
+        let slotType = ObjectIdentifier(AnswerSlot<R>.self)  // a run-time look-up: once per request
         for node in route {
             var after: UInt64 = 0
             while true {
-                switch Self.ask(request, at: node, after: after) {
+                switch Self.ask(request, at: node, slotType: slotType, after: after) {
                 case .none: break
                 case .answered(let response): return response
                 case .failed(let error): throw error
@@ -136,10 +138,11 @@ extension EventNode {
         throw ChainRequestError.unanswered(request: String(reflecting: R.self), route: route.map(\.name))
     }
 
-    /// Asks `node`'s answerers whose sequence number is above `after`.
-    private static func ask<R: Request>(_ request: R, at node: ChainRoute.Stop, after: UInt64) -> AnswerState<R> {
+    /// Asks `node`'s answerers whose sequence number is above `after` (`slotType`: `AnswerSlot<R>`).
+    private static func ask<R: Request>(
+        _ request: R, at node: ChainRoute.Stop, slotType: ObjectIdentifier, after: UInt64
+    ) -> AnswerState<R> {
         var state = AnswerState<R>.none
-        let slotType = ObjectIdentifier(AnswerSlot<R>.self)
         guard node.bus.index.hasNodes(slotType, slotType).0 else { return state }
         withUnsafePointer(to: request) { request in
             withUnsafeMutablePointer(to: &state) { state in

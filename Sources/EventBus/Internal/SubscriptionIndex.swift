@@ -474,6 +474,9 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// See `TypeIndex.dispatchesPerSweepTurn`.
     var dispatchesPerSweepTurn: Int { withIndex { index, _ in index.dispatchesPerSweepTurn } }
 
+    /// The summary ``mayHaveBucket(_:)`` reads (tests).
+    var typeSummaryBits: Int { typeSummary.current }
+
     /// The number of event types with a bucket (tests of bucket removal).
     var bucketCount: Int { withIndex { index, _ in index.bucketCount } }
 

@@ -15,7 +15,7 @@ struct TypeIndex {
     /// `summaryBit(of:)` is set while a type with that bit has a bucket. `summaryCounts[bit]`: how
     /// many buckets have that bit.
     let typeSummary = AtomicCounter()
-    private var summaryCounts = ContiguousArray<UInt32>(repeating: 0, count: Int.bitWidth)
+    private var summaryCounts = ContiguousArray<UInt32>(repeating: 0, count: 64)
     /// Types recently dispatched with no bucket that have no hooks and no supertypes, by the same
     /// slots: so that a dispatch nobody listens to checks the type's conformances only once.
     private var recentUnhooked = ContiguousArray<ObjectIdentifier?>(repeating: nil, count: TypeIndex.recentBucketsCount)
@@ -133,8 +133,9 @@ struct TypeIndex {
     /// The bit of `typeID` in ``typeSummary``.
     @inline(__always)
     static func summaryBit(of typeID: ObjectIdentifier) -> Int {
-        let bits = UInt(bitPattern: typeID)
-        return Int(truncatingIfNeeded: (bits >> 4) ^ (bits >> 10)) & (Int.bitWidth - 1)
+        // Fibonacci hashing: the top bits of the product depend on every bit of the address.
+        let bits = UInt64(UInt(bitPattern: typeID)) &* 0x9E37_79B9_7F4A_7C15
+        return Int(truncatingIfNeeded: bits >> 58)
     }
 
     /// Counts a bucket of `typeID` made or removed, and publishes the summary when a bit changes.
@@ -142,7 +143,7 @@ struct TypeIndex {
         let bit = Self.summaryBit(of: typeID)
         let before = summaryCounts[bit]
         summaryCounts[bit] = added ? before + 1 : before - 1
-        if (before == 0) == added {
+        if before == (added ? 0 : 1) {
             typeSummary.store(typeSummary.current ^ (1 << bit))
         }
     }
@@ -462,7 +463,7 @@ struct TypeIndex {
             retired.add(bucket)  // with its sticky events
         }
         buckets = [:]
-        summaryCounts = ContiguousArray(repeating: 0, count: Int.bitWidth)
+        summaryCounts = ContiguousArray(repeating: 0, count: 64)
         typeSummary.store(0)
         recentBuckets = ContiguousArray(repeating: nil, count: Self.recentBucketsCount)
         slots = SlotTable()

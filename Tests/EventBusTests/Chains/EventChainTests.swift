@@ -282,6 +282,38 @@ struct EventChainTests {
         #expect(root.treeDescription == "Root")
     }
 
+    @Test("7. A node deallocated by a handler during a post: that post still reaches it, then its subscriptions end")
+    func nodeDeallocatedDuringPost() {
+        let root = EventNode(name: "Root")
+        let middle = Shared<EventNode?>(EventNode(name: "Middle"))
+        let cell = EventNode(name: "Cell")
+        middle.value!.mount(on: root)
+        cell.mount(on: middle.value!)
+        let watch = WeakReference(middle.value!)
+        let reached = Shared(0)
+        // More subscribers than a dispatch takes in one chunk: the walk over them resumes after
+        // the node is gone.
+        let tokens = (0..<100).map { _ in middle.value!.on(Liked.self).next { _ in reached.increment() } }
+        let cellToken = cell.on(Liked.self).next { _ in
+            // The last reference goes, outside the test's lock.
+            _ = middle.withLock { node -> EventNode? in
+                defer { node = nil }
+                return node
+            }
+        }
+        let rootHits = Shared(0)
+        let rootToken = root.on(Liked.self).next { _ in rootHits.increment() }
+        #expect(cell.post(Liked()) == .delivered(count: 102))
+        #expect(watch.object == nil, "the node was released by the handler")
+        #expect(reached.value == 100)
+        #expect(tokens.allSatisfy { $0.isDisposed }, "the dead node's subscriptions ended after the post")
+        #expect(cell.route == ["Cell"], "the dead node's child became a root")
+        #expect(cell.post(Liked()) == .delivered(count: 1))
+        #expect(rootHits.value == 1)
+        cellToken.dispose()
+        rootToken.dispose()
+    }
+
     @Test("6. Posting, mounting, unmounting and disposing from inside handlers are safe")
     func reentrancy() {
         let tree = Tree()

@@ -159,4 +159,27 @@ struct BoundedWorkTests {
             "Bounded work: \(types) distinct event types subscribed, dispatched and disposed: "
                 + "\(buckets - baseline) per-type entries left (baseline \(baseline))")
     }
+
+    @Test("the lock-free summary of event types with a bucket (which chain posts read) empties with the buckets")
+    func typeSummaryFollowsBuckets() {
+        let bus = EventBus()
+        #expect(bus.index.typeSummaryBits == 0)
+        #expect(!bus.index.mayHaveBucket(ObjectIdentifier(Probe<Int>.self)))
+        let token = bus.on(Probe<Int>.self).next { _ in }
+        #expect(bus.index.mayHaveBucket(ObjectIdentifier(Probe<Int>.self)))
+        token.dispose()
+        let delivered = Shared(0)
+        let depth = 10
+        Self.forEachType(Never.self, depth: depth, SubscribeDispatchDispose(bus: bus, delivered: delivered))
+        let populated = bus.index.typeSummaryBits.nonzeroBitCount
+        let remaining = bus.index.bucketCount
+        // Each operation removes at most one bucket that stayed empty for the grace period.
+        for _ in 0..<(1 << depth) + 2 * Int(TypeIndex.emptyBucketGrace) { bus.dispatch(Probe<String>()) }
+        #expect(bus.index.bucketCount == 0)
+        #expect(bus.index.typeSummaryBits == 0, "bits left: \(bus.index.typeSummaryBits.nonzeroBitCount)")
+        #expect(!bus.index.mayHaveBucket(ObjectIdentifier(Probe<Int>.self)))
+        print(
+            "Bounded work: after \(1 << depth) types, \(remaining) buckets in their grace period set "
+                + "\(populated) of 64 summary bits; all cleared once the buckets were removed")
+    }
 }

@@ -143,7 +143,7 @@ extension EventNode {
         _ request: R, at node: ChainRoute.Stop, slotType: ObjectIdentifier, after: UInt64
     ) -> AnswerState<R> {
         var state = AnswerState<R>.none
-        guard node.bus.index.hasNodes(slotType, slotType).0 else { return state }
+        guard node.bus.index.chainInterest(slotType, slotType).first else { return state }
         withUnsafePointer(to: request) { request in
             withUnsafeMutablePointer(to: &state) { state in
                 _ = node.bus.index.dispatch(

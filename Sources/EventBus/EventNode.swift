@@ -223,6 +223,36 @@ public final class EventNode: Sendable {
     /// ```
     public var subscriptionCount: Int { bus.subscriptionCount }
 
+    /// The live subscriptions on this node (interceptors and answerers included, named
+    /// `intercept(T)` and `answer(R)`), as ``EventBus/subscriptions`` lists a bus's: who listens to
+    /// what, from which line. O(N) in the node's subscriptions; no lock held while it is built.
+    ///
+    /// ```swift
+    /// let node = EventNode(name: "Root")
+    /// let token = node.on(Liked.self).next { _ in }
+    /// for info in node.subscriptions { print(info) }   // "#1 Liked synchronous, normal, made at …"
+    /// ```
+    public var subscriptions: [SubscriptionInfo] { bus.subscriptions }
+
+    /// Receives a ``TraceRecord`` for each post that reaches this node
+    /// (``TraceRecord/chainHop(_:)``: what the node did with it) and for each subscription made or
+    /// ended on it and each handler error, after the library let go of its locks, on the posting
+    /// (or disposing) thread. `nil` (the default): nothing is recorded and a post passing the node
+    /// pays nothing more; set, a post takes the node's lock to read it.
+    ///
+    /// A node's tracer sees that node only: set the same closure on each node you want to watch.
+    /// Requests are not traced.
+    ///
+    /// ```swift
+    /// let root = EventNode(name: "Root")
+    /// root.tracer = { record in print(record) }
+    /// root.post(Liked(id: 7))   // prints "chain hop Liked at Root (depth 0): 0 delivered"
+    /// ```
+    public var tracer: (@Sendable (TraceRecord) -> Void)? {
+        get { bus.tracer }
+        set { bus.tracer = newValue }
+    }
+
     /// Registers `interceptor`, which sees each `E` reaching this node before the node's
     /// subscribers, and returns its token.
     ///
@@ -301,26 +331,46 @@ public final class EventNode: Sendable {
         let eventType = ObjectIdentifier(E.self)
         for depth in route.indices {
             let index = route[depth].bus.index
-            let stopped = ending != nil
-            let (intercepts, subscribes) = index.hasNodes(interceptorType, eventType)
-            if intercepts && !stopped {
+            let ended = ending != nil
+            let interest = index.chainInterest(interceptorType, eventType)
+            var reached = 0
+            if interest.first && !ended {
                 let interception = withUnsafeMutablePointer(to: &event) { pointer in
                     index.dispatch(InterceptedEvent(event: pointer), key: nil, on: nil, bypassingHooks: true)
                 }
                 if interception.isStopped { ending = .dropped(atDepth: depth, delivered: 0) }
             }
-            guard subscribes else { continue }
-            // After a stop or a drop, only the monitors' walk (as a bus dispatch's after a stop).
-            let tally = index.dispatch(
-                event, key: event.routingKey, on: nil, bypassingHooks: true,
-                walk: ending == nil ? .all : .monitors(upTo: .max))
-            delivered += tally.reached
-            if ending == nil && tally.isStopped { ending = .stopped(atDepth: depth, delivered: 0) }
+            if interest.second {
+                // After a stop or a drop, only the monitors' walk (as a bus dispatch's after a stop).
+                let tally = index.dispatch(
+                    event, key: event.routingKey, on: nil, bypassingHooks: true,
+                    walk: ending == nil ? .all : .monitors(upTo: .max))
+                reached = tally.reached
+                if ending == nil && tally.isStopped { ending = .stopped(atDepth: depth, delivered: 0) }
+            }
+            delivered += reached
+            if let tracer = interest.tracer {
+                tracer(.chainHop(hop(E.self, at: route[depth], depth: depth, reached: reached, ended: ended, ending)))
+            }
         }
         switch ending {
         case .stopped(let depth, _): return .stopped(atDepth: depth, delivered: delivered)
         case .dropped(let depth, _): return .dropped(atDepth: depth, delivered: delivered)
         default: return delivered == 0 ? .unhandled : .delivered(count: delivered)
         }
+    }
+
+    /// The trace record of a post at one node of its route.
+    private static func hop(
+        _ type: Any.Type, at stop: ChainRoute.Stop, depth: Int, reached: Int, ended: Bool, _ ending: ChainOutcome?
+    ) -> TraceRecord.ChainHop {
+        let status: TraceRecord.ChainHop.Status
+        switch ending {
+        case _ where ended: status = .ended
+        case .stopped?: status = .stopped
+        case .dropped?: status = .dropped
+        default: status = .passed
+        }
+        return TraceRecord.ChainHop(type: type, node: stop.name, depth: depth, delivered: reached, status: status)
     }
 }

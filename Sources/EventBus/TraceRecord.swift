@@ -1,5 +1,5 @@
-/// What a bus did, as the ``EventBus/tracer`` receives it: one value per dispatch, subscription,
-/// end of a subscription, dead event and handler error.
+/// What a bus or a chain node did, as ``EventBus/tracer`` and ``EventNode/tracer`` receive it: one
+/// value per dispatch, subscription, end of a subscription, dead event, handler error and chain hop.
 ///
 /// The tracer is called after the bus let go of its lock, on the thread that did the work (the
 /// dispatching thread for a dispatch, the thread that disposed for an end, the handler's thread
@@ -26,13 +26,15 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
     case deadEvent(DeadEvent)
     /// A throwing handler threw (see ``EventBus/handlerErrorHandler``).
     case handlerError(HandlerError)
+    /// A chain post passed a node (only a node's ``EventNode/tracer`` receives these).
+    case chainHop(ChainHop)
 
     /// One dispatch: the event's type and key, and what it reached.
     public struct Dispatched: Sendable, CustomStringConvertible {
         /// The event type.
         public let type: Any.Type
         /// The event type, as `String(reflecting:)` spells it (built when read).
-        public var eventType: String { String(reflecting: type) }
+        public var eventType: String { eventTypeName(type) }
         /// The event's key (``Event/eventType``), `nil` for none.
         public let key: String?
         /// Handlers called on the dispatching thread (its supertypes' included).
@@ -92,7 +94,7 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
         /// Its event type.
         public let type: Any.Type
         /// Its event type, as `String(reflecting:)` spells it (built when read).
-        public var eventType: String { String(reflecting: type) }
+        public var eventType: String { eventTypeName(type) }
         /// Why it ended.
         public let reason: Reason
         /// Where it was made, `Module/File.swift:42`.
@@ -111,6 +113,56 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
     /// ```swift
     /// bus.tracer = { print($0) }
     /// ```
+    /// A post up an event chain at one node: what that node did with the event.
+    ///
+    /// ```swift
+    /// let node = EventNode(name: "Root")
+    /// node.tracer = { record in
+    ///     if case .chainHop(let hop) = record { print(hop) }   // "Liked at Root (depth 0): 1 delivered"
+    /// }
+    /// ```
+    public struct ChainHop: Sendable, CustomStringConvertible {
+        /// What happened to the event at the node.
+        public enum Status: Sendable, Hashable, CustomStringConvertible {
+            /// Delivered (to nobody, possibly), and passed on to the parent.
+            case passed
+            /// A `handle` subscriber stopped it here: only monitors above see it.
+            case stopped
+            /// An interceptor dropped it here: only monitors (here and above) see it.
+            case dropped
+            /// It arrived stopped or dropped: only this node's monitors saw it.
+            case ended
+
+            public var description: String {
+                switch self {
+                case .passed: "passed"
+                case .stopped: "stopped"
+                case .dropped: "dropped"
+                case .ended: "after its end"
+                }
+            }
+        }
+
+        /// The event type.
+        public let type: Any.Type
+        /// The event type, as `String(reflecting:)` spells it (built when read).
+        public var eventType: String { eventTypeName(type) }
+        /// The node's name.
+        public let node: String
+        /// The node's place in the route: 0 for the posting node, 1 for its parent, and so on.
+        public let depth: Int
+        /// Handlers and monitors the node's delivery started or enqueued.
+        public let delivered: Int
+        /// What happened to the event here.
+        public let status: Status
+
+        public var description: String {
+            var line = "\(eventType) at \(node) (depth \(depth)): \(delivered) delivered"
+            if status != .passed { line += ", \(status)" }
+            return line
+        }
+    }
+
     public var description: String {
         switch self {
         case .dispatched(let dispatched): "\(dispatched)"
@@ -118,6 +170,7 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
         case .ended(let ended): "\(ended)"
         case .deadEvent(let dead): "dead event \(String(reflecting: type(of: dead.event)))"
         case .handlerError(let error): "handler error: \(error)"
+        case .chainHop(let hop): "chain hop \(hop)"
         }
     }
 }

@@ -10,6 +10,10 @@ struct InterceptedEvent<E: Sendable>: @unchecked Sendable {
     let event: UnsafeMutablePointer<E>
 }
 
+extension InterceptedEvent: ChainSlotType {
+    static var slotName: String { "intercept(\(String(reflecting: E.self)))" }
+}
+
 /// What a request hands its answerers through a node's subscription index: the request, where to
 /// put the answer, and from which answerer on to ask (after an async answerer passed).
 struct AnswerSlot<R: Request>: @unchecked Sendable {
@@ -19,6 +23,10 @@ struct AnswerSlot<R: Request>: @unchecked Sendable {
     let state: UnsafeMutablePointer<AnswerState<R>>
     /// Answerers with a sequence number up to this one were asked already.
     let after: UInt64
+}
+
+extension AnswerSlot: ChainSlotType {
+    static var slotName: String { "answer(\(String(reflecting: R.self)))" }
 }
 
 /// Where a request stands after a node's answerers ran.

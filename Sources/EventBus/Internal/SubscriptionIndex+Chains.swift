@@ -1,14 +1,22 @@
 extension SubscriptionIndex {
-    /// Which of the types `first` and `second` have a node (live or pinned) linked on this index,
-    /// in one lock acquisition (none when neither may have a bucket, the commonest case on a chain):
-    /// a post skips a chain node's dispatches that would find nobody. O(1), no user code.
-    func hasNodes(_ first: ObjectIdentifier, _ second: ObjectIdentifier) -> (Bool, Bool) {
-        guard mayHaveBucket(first) || mayHaveBucket(second) else { return (false, false) }
+    /// What a chain node's index has for a post or request: whether the types `first` and `second`
+    /// have a node (live or pinned) linked, and the tracer. One lock acquisition, none when neither
+    /// type may have a bucket and no tracer is set (the commonest case on a chain): a post skips a
+    /// chain node's dispatches that would find nobody. O(1), no user code.
+    func chainInterest(_ first: ObjectIdentifier, _ second: ObjectIdentifier) -> ChainInterest {
+        guard mayHaveBucket(first) || mayHaveBucket(second) else { return ChainInterest() }
         return withIndex { index, _ in
-            (
-                index.bucket(for: first).map { !$0.isEmpty } ?? false,
-                index.bucket(for: second).map { !$0.isEmpty } ?? false
-            )
+            ChainInterest(
+                first: index.bucket(for: first).map { !$0.isEmpty } ?? false,
+                second: index.bucket(for: second).map { !$0.isEmpty } ?? false,
+                tracer: index.tracer)
         }
     }
+}
+
+/// See ``SubscriptionIndex/chainInterest(_:_:)``.
+struct ChainInterest {
+    var first = false
+    var second = false
+    var tracer: (@Sendable (TraceRecord) -> Void)?
 }

@@ -133,7 +133,7 @@ class SubscriptionNode: @unchecked Sendable {
         if let key { keys.insert(key, at: 0) }
         let ownerTypeName: String? = ownerType.map { String(reflecting: $0) }
         return SubscriptionInfo(
-            id: id, eventType: String(reflecting: eventType), keys: keys,
+            id: id, eventType: eventTypeName(eventType), keys: keys,
             delivery: delivery, priority: level.priority, isMonitor: level.isMonitor,
             ownerType: ownerTypeName, isOwnerAlive: ownerAlive,
             callSite: callSite.description, isInternal: isInternal)
@@ -147,7 +147,7 @@ class SubscriptionNode: @unchecked Sendable {
     /// this thread, with no lock held. (With the bus gone, it is printed in debug builds.)
     final func report(_ error: any Error, eventType: Any.Type) {
         let report = HandlerError(
-            error: error, eventType: String(reflecting: eventType), subscriptionID: id, callSite: callSite)
+            error: error, eventType: eventTypeName(eventType), subscriptionID: id, callSite: callSite)
         if let container = anchor?.container {
             container.report(report, from: self)
         } else {

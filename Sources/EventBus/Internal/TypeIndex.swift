@@ -11,10 +11,13 @@ struct TypeIndex {
     /// the rest of a dispatch to one subscriber. A removed bucket leaves its slot.
     private var recentBuckets = ContiguousArray<Bucket?>(repeating: nil, count: TypeIndex.recentBucketsCount)
     private static let recentBucketsCount = 32  // a power of two
-    /// Which event types may have a bucket, readable without the lock (``mayHaveBucket(_:)``): bit
-    /// `summaryBit(of:)` is set while a type with that bit has a bucket. `summaryCounts[bit]`: how
-    /// many buckets have that bit.
+    /// Which event types may have a bucket, readable without the lock
+    /// (``SubscriptionIndex/mayHaveBucket(_:)``): `summaryMask`, or every bit while a tracer is set
+    /// (so that a chain post takes the lock of a traced node, and learns of its tracer there).
     let typeSummary = AtomicCounter()
+    /// Bit `summaryBit(of:)` is set while a type with that bit has a bucket. `summaryCounts[bit]`:
+    /// how many buckets have that bit.
+    private var summaryMask = 0
     private var summaryCounts = ContiguousArray<UInt32>(repeating: 0, count: 64)
     /// Types recently dispatched with no bucket that have no hooks and no supertypes, by the same
     /// slots: so that a dispatch nobody listens to checks the type's conformances only once.
@@ -60,6 +63,7 @@ struct TypeIndex {
 
     private mutating func updateReports() {
         reports = (deadEventHandler == nil ? 0 : 1) | (tracer == nil ? 0 : 2)
+        publishSummary()
     }
     /// The last handler errors (at most `recentHandlerErrorsLimit`), and how many there were.
     private(set) var recentHandlerErrors: [HandlerError] = []
@@ -144,8 +148,13 @@ struct TypeIndex {
         let before = summaryCounts[bit]
         summaryCounts[bit] = added ? before + 1 : before - 1
         if before == (added ? 0 : 1) {
-            typeSummary.store(typeSummary.current ^ (1 << bit))
+            summaryMask ^= 1 << bit
+            publishSummary()
         }
+    }
+
+    private func publishSummary() {
+        typeSummary.store(hasTracer ? ~0 : summaryMask)
     }
 
     /// Whether `E`, which has no bucket, needs one to be dispatched: it has hooks or supertypes (two
@@ -464,7 +473,8 @@ struct TypeIndex {
         }
         buckets = [:]
         summaryCounts = ContiguousArray(repeating: 0, count: 64)
-        typeSummary.store(0)
+        summaryMask = 0
+        publishSummary()
         recentBuckets = ContiguousArray(repeating: nil, count: Self.recentBucketsCount)
         slots = SlotTable()
         subscriptionCount = 0

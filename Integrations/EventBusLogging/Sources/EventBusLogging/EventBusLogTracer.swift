@@ -58,7 +58,7 @@ public struct EventBusLogTracer: Sendable {
         logger.log(level: recordLevel, "\(record.description)", metadata: metadata(of: record))
     }
 
-    /// The fields of `record`, as swift-log metadata (keys prefixed `event.` or `subscription.`).
+    /// The fields of `record`, as swift-log metadata (keys prefixed `event.`, `subscription.` or `chain.`).
     ///
     /// ```swift
     /// print(EventBusLogTracer.metadata(of: record)["event.type"] ?? "")
@@ -92,6 +92,11 @@ public struct EventBusLogTracer: Sendable {
             return [
                 "subscription.id": "\(error.subscriptionID)", "event.type": "\(error.eventType)",
                 "error": "\(error.error)", "subscription.callSite": "\(error.fileID):\(error.line)",
+            ]
+        case .chainHop(let hop):
+            return [
+                "event.type": "\(hop.eventType)", "chain.node": "\(hop.node)", "chain.depth": "\(hop.depth)",
+                "event.delivered": "\(hop.delivered)", "chain.status": "\(hop.status)",
             ]
         }
     }

@@ -67,6 +67,25 @@ struct EventBusLogTracerTests {
         #expect(ended.metadata["subscription.endReason"] == "disposed")
     }
 
+    @Test("a chain node's tracer logs each hop with the node, depth and status")
+    func logsChainHops() throws {
+        let capture = Capture()
+        let logger = Logger(label: "test") { _ in capture }
+        let root = EventNode(name: "Root")
+        let cell = EventNode(name: "Cell")
+        cell.mount(on: root)
+        let token = root.on(Login.self).handle { _ in .stop }
+        root.tracer = EventBusLogTracer(logger: logger, level: .debug).tracer
+        cell.post(Login(userID: "7"))
+        token.dispose()
+        let hop = try #require(capture.lines.first { $0.message.hasPrefix("chain hop") })
+        #expect(hop.level == .debug)
+        #expect(hop.metadata["chain.node"] == "Root")
+        #expect(hop.metadata["chain.depth"] == "1")
+        #expect(hop.metadata["chain.status"] == "stopped")
+        #expect(hop.metadata["event.delivered"] == "1")
+    }
+
     @Test("a level below the logger's builds nothing and logs nothing")
     func respectsTheLevel() {
         let capture = Capture()

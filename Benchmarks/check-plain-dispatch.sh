@@ -3,7 +3,9 @@
 # instructions per operation, counted by callgrind (deterministic for the same binary and inputs),
 # of a plain dispatch to 0, 1 and 1,000 synchronous subscribers and of a subscribe+dispose, each
 # against a ceiling: the figure measured after the delivery policies' cost was brought back down
-# (see Benchmarks/README.md, "Delivery policies"), plus 2 % for toolchain noise. Fails (exit 1) if any goes above its ceiling.
+# (see Benchmarks/README.md, "Delivery policies"), plus 2 % for toolchain noise; and of a chain post
+# from depth 1 and 20 (issue 10: at most 2x delegate forwarding per level; see "Event chains").
+# Fails (exit 1) if any goes above its ceiling.
 #
 #   ./check-plain-dispatch.sh
 set -uo pipefail
@@ -15,6 +17,8 @@ CEILINGS=(
     "publish_N=1_EventBus 20000 912"
     "publish_N=1000_EventBus 1000 143500"
     "subscribe+dispose_existing=1k_EventBus 110000 5090"
+    "chain_depth=1_EventNode 20000 2326"
+    "chain_depth=20_EventNode 5000 7004"
 )
 
 command -v valgrind >/dev/null || { echo "plain-dispatch: FAIL: valgrind is needed"; exit 1; }

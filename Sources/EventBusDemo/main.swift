@@ -350,6 +350,22 @@ func eventChainsChapter() throws {
     }
 }
 
+func seeingChapter(bus: EventBus) {
+    print("\n9. Seeing what happens: who listens to what, and a trace of the next events.")
+    for info in bus.subscriptions { print("  listening: \(info)") }
+    bus.tracer = { record in print("  trace: \(record)") }
+    bus.dispatch(ChatMessage(room: "room-7", from: "ana", text: "still here?"))
+    bus.tracer = nil
+
+    let root = EventNode(name: "RootScreen")
+    let cell = EventNode(name: "PhotoCell")
+    cell.mount(on: root)
+    let stopper = root.on(BackTapped.self).handle { _ in .stop }
+    for node in [cell, root] { node.tracer = { record in print("  trace: \(record)") } }
+    cell.post(BackTapped())
+    stopper.dispose()
+}
+
 // MARK: - The story
 
 let bus = EventBus()
@@ -387,5 +403,6 @@ notificationCenterChapter()
 await swiftConcurrencyChapter(bus: bus)
 deliveryPoliciesChapter()
 try eventChainsChapter()
+seeingChapter(bus: bus)
 
 print("\nDone.")

@@ -22,9 +22,10 @@ import Dispatch
 /// ``post(_:)`` is `nonisolated`: on the main queue it delivers at once; elsewhere it enqueues the
 /// post on the main queue, in call order (a later post made on the main queue runs at once, so it
 /// can overtake posts still waiting). ``postNow(_:)`` delivers at once and returns the
-/// ``ChainOutcome``. Subscribers use the bus's ``EventDelivery/MainActor`` maker: `next` (not
-/// `handle`; to consume an event on a main-actor chain, intercept it and ``Interception/drop``
-/// it), `freeWith`, `priority`, `monitor`, `ofType`, tokens and bags.
+/// ``ChainOutcome``. Subscribers use the bus's maker with ``EventDelivery/MainActorChain``:
+/// `@MainActor` `next` and `handle` (a post always runs on the main queue, so `.stop` ends the
+/// nodes above, as on an ``EventNode``), `freeWith`, `priority`, `monitor`, `ofType`, tokens and
+/// bags.
 public final class MainActorEventNode: Sendable {
     let node: EventNode
 
@@ -106,10 +107,13 @@ public final class MainActorEventNode: Sendable {
     /// ```
     public var treeDescription: String { node.treeDescription }
 
-    /// Starts a subscription on this node: the bus's main-actor maker, whose handlers are
-    /// `@MainActor` and run synchronously in the post (which always runs on the main queue).
+    /// Starts a subscription on this node: the bus's maker delivering on the main actor
+    /// (``EventDelivery/MainActorChain``), whose `@MainActor` handlers run synchronously in the post
+    /// (which always runs on the main queue): `next`, and `handle`, whose
+    /// ``EventPropagation/stop`` ends the event for the nodes above except their monitors.
     ///
-    /// Chaining ``SubscriberMaker/atQueue(_:)`` makes an observer on that queue, enqueued in route
+    /// ``SubscriberMaker/monitor()`` makes a main-actor monitor (which offers `next`, not `handle`);
+    /// chaining ``SubscriberMaker/atQueue(_:)`` makes an observer on that queue, enqueued in route
     /// order. The subscription ends when its token is disposed, its owner is deallocated, or this
     /// node is deallocated.
     ///
@@ -117,10 +121,24 @@ public final class MainActorEventNode: Sendable {
     /// @MainActor final class Badge { var count = 0 }
     /// @MainActor func bind(_ badge: Badge, to node: MainActorEventNode) {
     ///     node.on(Liked.self).freeWith(badge).next { badge, _ in badge.count += 1 }
+    ///     node.on(Liked.self).freeWith(badge).handle { badge, _ in badge.count > 9 ? .stop : .continue }
     /// }
     /// ```
-    public func on<E: Event>(_ type: E.Type) -> SubscriberMaker<E, Never, EventDelivery.MainActor> {
-        node.on(type).onMainActor()
+    public func on<E: Event>(_ type: E.Type) -> SubscriberMaker<E, Never, EventDelivery.MainActorChain> {
+        node.on(type).onMainActorChain()
+    }
+
+    /// Called with each error a throwing handler on this node throws, on the main actor, as
+    /// ``EventNode/handlerErrorHandler``; `nil` (the default): debug builds print the first error of
+    /// each subscription.
+    ///
+    /// ```swift
+    /// let node = MainActorEventNode(name: "Form")
+    /// node.handlerErrorHandler = { failure in print(failure) }
+    /// ```
+    public var handlerErrorHandler: (@Sendable (HandlerError) -> Void)? {
+        get { node.handlerErrorHandler }
+        set { node.handlerErrorHandler = newValue }
     }
 
     /// Registers a `@MainActor` interceptor and returns its token. See

@@ -23,5 +23,20 @@ struct Search: Request {
         main.on(Tap.self).atQueue(.global()).next { _ in },
         main.intercept(Tap.self) { _ in model.count > 0 ? .drop : .forward(Tap()) },
         main.answer(Search.self) { search in .answer([search.text, "\(model.count)"]) },
+        main.answer(Search.self) { search async in .answer([search.text, "\(model.count)"]) },
     ]
+}
+
+// Both request forms: the synchronous one in synchronous code, the awaiting one in async code
+// (from the main actor or from anywhere).
+@MainActor func ask(_ main: MainActorEventNode) throws -> [String] {
+    try main.request(Search(text: "x"))
+}
+
+@MainActor func askAwaiting(_ main: MainActorEventNode) async throws -> [String] {
+    try await main.request(Search(text: "x"))
+}
+
+func askFromAnywhere(_ main: MainActorEventNode) async throws -> [String] {
+    try await main.request(Search(text: "x"))
 }

@@ -38,6 +38,8 @@ func wire(bus: EventBus) -> [EventBus.EventToken] {
     func isNonisolated<D: EventBus.NonisolatedDelivery>(_: D.Type) -> Bool { true }
     _ = describe(EventBus.EventDelivery.MainActor.self)
     _ = isNonisolated(EventBus.EventDelivery.Queued.self)
+    func isOnMainActor<D: EventBus.MainActorDelivery>(_: D.Type) -> Bool { true }
+    _ = isOnMainActor(EventBus.EventDelivery.MainActorChain.self)
     bus.dispatch(Ping(room: "7"))
     bus.dispatch(Knock())
     return [maker.next { _ in }]

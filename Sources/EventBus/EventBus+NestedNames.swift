@@ -98,6 +98,13 @@ extension EventBus {
     /// ```
     public typealias NonisolatedDelivery = _EventBusModuleNames._NonisolatedDelivery
 
+    /// The ``/EventBus/MainActorDelivery`` protocol, as `EventBus.MainActorDelivery`.
+    ///
+    /// ```swift
+    /// func isOnMainActor<D: EventBus.MainActorDelivery>(_: D.Type) -> Bool { true }
+    /// ```
+    public typealias MainActorDelivery = _EventBusModuleNames._MainActorDelivery
+
     /// The ``/EventBus/EventPriority`` enum, as `EventBus.EventPriority`.
     ///
     /// ```swift
@@ -163,6 +170,7 @@ public enum _EventBusModuleNames {
     public typealias _EventDelivery = EventDelivery
     public typealias _EventDeliveryStyle = EventDeliveryStyle
     public typealias _NonisolatedDelivery = NonisolatedDelivery
+    public typealias _MainActorDelivery = MainActorDelivery
     public typealias _EventPriority = EventPriority
     public typealias _EventPropagation = EventPropagation
     public typealias _StickyPolicy = StickyPolicy

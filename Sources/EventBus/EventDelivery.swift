@@ -1,7 +1,8 @@
 /// Where a maker's handler runs: the `Delivery` parameter of ``SubscriberMaker``.
 ///
 /// You never create these; they let the compiler offer only the handlers that fit the chain
-/// (`@MainActor` ones after `onMainActor()`, nonisolated ones otherwise).
+/// (`@MainActor` ones after `onMainActor()` and on a ``MainActorEventNode``, nonisolated ones
+/// otherwise; `handle` only where the handler runs within the dispatch or post).
 ///
 /// ```swift
 /// let maker: SubscriberMaker<LoginEvent, Never, EventDelivery.MainActor> =
@@ -44,8 +45,24 @@ public enum EventDelivery {
     /// ```swift
     /// let maker = EventBus.shared.on(LoginEvent.self).onMainActor()   // …, EventDelivery.MainActor>
     /// ```
-    public enum MainActor: EventDeliveryStyle {
+    public enum MainActor: MainActorDelivery {
         /// A main-actor monitor stays on the main actor.
+        public typealias Monitored = MainActor
+    }
+
+    /// On the main actor, within a ``MainActorEventNode``'s post, to `@MainActor` handlers that
+    /// may stop it (``MainActorEventNode/on(_:)``): offers `next` and `handle`.
+    ///
+    /// A main-actor node's post always runs on the main queue, so its handlers are called
+    /// synchronously, in the post, and a `handle` can decide for the nodes above. The bus's
+    /// ``EventDelivery/MainActor`` makers cannot: a dispatch from another thread enqueues them.
+    ///
+    /// ```swift
+    /// let maker = MainActorEventNode(name: "List").on(Liked.self)   // …, EventDelivery.MainActorChain>
+    /// ```
+    public enum MainActorChain: MainActorDelivery {
+        /// ``SubscriberMaker/monitor()`` makes it ``EventDelivery/MainActor``: a monitor cannot
+        /// stop.
         public typealias Monitored = MainActor
     }
 }
@@ -69,3 +86,15 @@ public protocol EventDeliveryStyle {
 /// }
 /// ```
 public protocol NonisolatedDelivery: EventDeliveryStyle {}
+
+/// A delivery marker whose handlers are `@MainActor`: ``EventDelivery/MainActor`` (the bus's
+/// ``SubscriberMaker/onMainActor()``) and ``EventDelivery/MainActorChain`` (a
+/// ``MainActorEventNode``'s makers). Both offer the same `next`.
+///
+/// ```swift
+/// @MainActor final class Counter { var count = 0 }
+/// func count<D: MainActorDelivery>(_ maker: SubscriberMaker<LoginEvent, Never, D>, into counter: Counter) -> EventToken {
+///     maker.next { _ in counter.count += 1 }   // @MainActor
+/// }
+/// ```
+public protocol MainActorDelivery: EventDeliveryStyle {}

@@ -105,7 +105,9 @@ extension EventNode {
     /// As the synchronous `request(_:)`, except that an `async` answerer is awaited in turn (in
     /// the calling task) and the answerers after it are asked if it passes. The route is fixed
     /// when it starts. Throws ``ChainRequestError/unanswered(request:route:)`` when no answerer
-    /// answered, or the error an answerer threw.
+    /// answered, or the error an answerer threw. It runs on the caller's actor (`isolation`: leave
+    /// it to its default), so synchronous answerers run there, as with the synchronous form (a
+    /// ``MainActorEventNode``'s run on the main actor).
     ///
     /// ```swift
     /// let root = EventNode(name: "Root")
@@ -114,7 +116,9 @@ extension EventNode {
     /// let token = root.answer(Search.self) { search async in .answer([search.text]) }
     /// let hits = try await cell.request(Search(text: "x"))   // ["x"]
     /// ```
-    public func request<R: Request>(_ request: R) async throws -> R.Response {
+    public func request<R: Request>(
+        _ request: R, isolation: isolated (any Actor)? = #isolation
+    ) async throws -> R.Response {
         // The route is kept in an array: it lives across suspensions.
         let route = ChainRoute.with(from: self) { Array($0) }
         let slotType = ObjectIdentifier(AnswerSlot<R>.self)  // a run-time look-up: once per request

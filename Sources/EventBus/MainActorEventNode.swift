@@ -22,9 +22,10 @@ import Dispatch
 /// ``post(_:)`` is `nonisolated`: on the main queue it delivers at once; elsewhere it enqueues the
 /// post on the main queue, in call order (a later post made on the main queue runs at once, so it
 /// can overtake posts still waiting). ``postNow(_:)`` delivers at once and returns the
-/// ``ChainOutcome``. Subscribers use the bus's ``EventDelivery/MainActor`` maker: `next` (not
-/// `handle`; to consume an event on a main-actor chain, intercept it and ``Interception/drop``
-/// it), `freeWith`, `priority`, `monitor`, `ofType`, tokens and bags.
+/// ``ChainOutcome``. Subscribers use the bus's maker with ``EventDelivery/MainActorChain``:
+/// `@MainActor` `next` and `handle` (a post always runs on the main queue, so `.stop` ends the
+/// nodes above, as on an ``EventNode``), `freeWith`, `priority`, `monitor`, `ofType`, tokens and
+/// bags. Answerers may be `async`: `try await request(_:)` awaits them.
 public final class MainActorEventNode: Sendable {
     let node: EventNode
 
@@ -106,10 +107,13 @@ public final class MainActorEventNode: Sendable {
     /// ```
     public var treeDescription: String { node.treeDescription }
 
-    /// Starts a subscription on this node: the bus's main-actor maker, whose handlers are
-    /// `@MainActor` and run synchronously in the post (which always runs on the main queue).
+    /// Starts a subscription on this node: the bus's maker delivering on the main actor
+    /// (``EventDelivery/MainActorChain``), whose `@MainActor` handlers run synchronously in the post
+    /// (which always runs on the main queue): `next`, and `handle`, whose
+    /// ``EventPropagation/stop`` ends the event for the nodes above except their monitors.
     ///
-    /// Chaining ``SubscriberMaker/atQueue(_:)`` makes an observer on that queue, enqueued in route
+    /// ``SubscriberMaker/monitor()`` makes a main-actor monitor (which offers `next`, not `handle`);
+    /// chaining ``SubscriberMaker/atQueue(_:)`` makes an observer on that queue, enqueued in route
     /// order. The subscription ends when its token is disposed, its owner is deallocated, or this
     /// node is deallocated.
     ///
@@ -117,10 +121,24 @@ public final class MainActorEventNode: Sendable {
     /// @MainActor final class Badge { var count = 0 }
     /// @MainActor func bind(_ badge: Badge, to node: MainActorEventNode) {
     ///     node.on(Liked.self).freeWith(badge).next { badge, _ in badge.count += 1 }
+    ///     node.on(Liked.self).freeWith(badge).handle { badge, _ in badge.count > 9 ? .stop : .continue }
     /// }
     /// ```
-    public func on<E: Event>(_ type: E.Type) -> SubscriberMaker<E, Never, EventDelivery.MainActor> {
-        node.on(type).onMainActor()
+    public func on<E: Event>(_ type: E.Type) -> SubscriberMaker<E, Never, EventDelivery.MainActorChain> {
+        node.on(type).onMainActorChain()
+    }
+
+    /// Called with each error a throwing handler on this node throws, on the main actor, as
+    /// ``EventNode/handlerErrorHandler``; `nil` (the default): debug builds print the first error of
+    /// each subscription.
+    ///
+    /// ```swift
+    /// let node = MainActorEventNode(name: "Form")
+    /// node.handlerErrorHandler = { failure in print(failure) }
+    /// ```
+    public var handlerErrorHandler: (@Sendable (HandlerError) -> Void)? {
+        get { node.handlerErrorHandler }
+        set { node.handlerErrorHandler = newValue }
     }
 
     /// Registers a `@MainActor` interceptor and returns its token. See
@@ -162,8 +180,42 @@ public final class MainActorEventNode: Sendable {
         node.answer(type, file: file, line: line, onMainQueue(answerer))
     }
 
+    /// Registers an `async` `@MainActor` answerer for requests of type `type` reaching this node,
+    /// and returns its token. See the `async` `EventNode.answer(_:_:)`.
+    ///
+    /// Only `try await request(_:)` waits for it: the synchronous `request(_:)` that meets it
+    /// before any answer throws ``ChainRequestError/asyncAnswerer(request:route:atDepth:)``. It runs
+    /// on the main actor, in the requesting task (which may suspend in it: other main-actor work,
+    /// posts included, can run meanwhile); the answerers after it are asked only if it returns
+    /// ``Answer/pass``. Disposing the token, or deallocating the node, ends it; a request already
+    /// awaiting it is not interrupted.
+    ///
+    /// ```swift
+    /// @MainActor final class SearchModel {
+    ///     let eventNode = MainActorEventNode(name: "Search")
+    ///     var index = ["swift", "swiftui"]
+    ///     func serve() -> EventToken {
+    ///         eventNode.answer(Search.self) { [weak self] search async in
+    ///             await Task.yield()   // a real index would be queried here
+    ///             return .answer(self?.index.filter { $0.hasPrefix(search.text) } ?? [])
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    @MainActor
+    public func answer<R: Request>(
+        _ type: R.Type, file: StaticString = #fileID, line: UInt = #line,
+        _ answerer: @escaping @MainActor @Sendable (R) async throws -> Answer<R.Response>
+    ) -> EventToken {
+        // An async main-actor function converts to a nonisolated one, which hops to the main actor.
+        node.answer(type, file: file, line: line, answerer as @Sendable (R) async throws -> Answer<R.Response>)
+    }
+
     /// Asks `request` up the chain and returns the first answer, on the main actor. See
     /// `EventNode.request(_:)`.
+    ///
+    /// Throws ``ChainRequestError/asyncAnswerer(request:route:atDepth:)`` when an `async` answerer
+    /// comes first: use `try await request(_:)`.
     ///
     /// ```swift
     /// @MainActor func channel(of cell: MainActorEventNode) throws -> String {
@@ -173,6 +225,27 @@ public final class MainActorEventNode: Sendable {
     @MainActor
     public func request<R: Request>(_ request: R) throws -> R.Response {
         try node.request(request)
+    }
+
+    /// Asks `request` up the chain on the main actor, awaiting `async` answerers, and returns the
+    /// first answer. See the `async` `EventNode.request(_:)`.
+    ///
+    /// Synchronous answerers run on the main actor, in route order; an `async` answerer is awaited
+    /// in turn, and the answerers after it are asked if it passes. The route is fixed when the
+    /// request starts. Throws ``ChainRequestError/unanswered(request:route:)`` when no answerer
+    /// answered, or the error an answerer threw. Callable from any task: it runs on the main actor.
+    ///
+    /// ```swift
+    /// @MainActor final class CellModel {
+    ///     let eventNode = MainActorEventNode(name: "Cell")
+    ///     func suggestions(for text: String) async throws -> [String] {
+    ///         try await eventNode.request(Search(text: text))   // async answerers too
+    ///     }
+    /// }
+    /// ```
+    @MainActor
+    public func request<R: Request>(_ request: R) async throws -> R.Response {
+        try await node.request(request)
     }
 
     /// Sends `event` up the chain on the main actor: at once when called on the main queue,

@@ -9,8 +9,9 @@ public import Dispatch
 /// - `Owner` is `Never` until ``freeWith(_:)`` binds an owner; then `next { owner, event in }`
 ///   is offered too.
 /// - `Delivery` is ``EventDelivery/Synchronous`` (on the dispatching thread),
-///   ``EventDelivery/Queued`` (after ``atQueue(_:)``) or ``EventDelivery/MainActor`` (after
-///   ``onMainActor()``, whose handlers are `@MainActor`).
+///   ``EventDelivery/Queued`` (after ``atQueue(_:)``), ``EventDelivery/MainActor`` (after
+///   ``onMainActor()``, whose handlers are `@MainActor`) or ``EventDelivery/MainActorChain`` (a
+///   ``MainActorEventNode``'s, whose `@MainActor` handlers may also `handle`).
 ///
 /// ```swift
 /// final class ChatScreen: EventSubscribing {
@@ -162,6 +163,14 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     /// ```
     public func onMainActor() -> SubscriberMaker<E, Owner, EventDelivery.MainActor> {
         var copy = retyped(Owner.self, EventDelivery.MainActor.self)
+        copy.options.queue = nil
+        return copy
+    }
+
+    /// This maker delivering on the main actor within a main-actor chain's post, which always runs
+    /// on the main queue (``MainActorEventNode/on(_:)``): `handle` is offered too.
+    func onMainActorChain() -> SubscriberMaker<E, Owner, EventDelivery.MainActorChain> {
+        var copy = retyped(Owner.self, EventDelivery.MainActorChain.self)
         copy.options.queue = nil
         return copy
     }
@@ -397,7 +406,9 @@ extension SubscriberMaker where Delivery == EventDelivery.Synchronous, Owner == 
     /// supertype, except ``monitor()`` subscribers. Runs on the dispatching thread, before
     /// `dispatch` returns. Only synchronous makers offer `handle`: after ``atQueue(_:)``,
     /// ``onMainActor()`` or ``monitor()`` it is a compile error, since those handlers run too late
-    /// (or must not) decide. Combine it with ``priority(_:)`` to decide before the others.
+    /// (or must not) decide. Combine it with ``priority(_:)`` to decide before the others. (A
+    /// ``MainActorEventNode``'s makers offer a `@MainActor` `handle`: its posts run on the main
+    /// queue.)
     ///
     /// ```swift
     /// let drawerIsOpen = false
@@ -457,12 +468,13 @@ extension SubscriberMaker where Delivery == EventDelivery.Synchronous, Owner: An
     }
 }
 
-extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner == Never {
+extension SubscriberMaker where Delivery: MainActorDelivery, Owner == Never {
     /// Registers the `@MainActor` `handler` and returns the subscription's token: keep it, or the
     /// subscription lasts as long as the bus.
     ///
     /// Runs on the main actor: before `dispatch` returns when dispatched on the main thread,
-    /// otherwise soon after, enqueued on the main queue in dispatch order. With no owner, the
+    /// otherwise soon after, enqueued on the main queue in dispatch order (on a
+    /// ``MainActorEventNode``, always within the post, which runs on the main queue). With no owner, the
     /// subscription lives until the token is disposed (dropping the token does not end it; the
     /// compiler warns about a dropped result), a ``DisposeBag`` holding it is emptied or
     /// deallocated, or the bus is deallocated. Once `dispose()` has returned, no delivery starts,
@@ -479,7 +491,11 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner == Ne
     public func next(
         file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @MainActor @Sendable (E) -> Void
     ) -> EventToken {
-        register(.mainActor { _, event in handler(event) }, at: CallSite(fileID: file, line: line))
+        register(
+            .mainActor { _, event in
+                handler(event)
+                return .continue
+            }, at: CallSite(fileID: file, line: line))
     }
 
     /// Registers the throwing `@MainActor` `handler` and returns the subscription's token. Errors
@@ -497,11 +513,15 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner == Ne
         file: StaticString = #fileID, line: UInt = #line,
         _ handler: @escaping @MainActor @Sendable (E) throws -> Void
     ) -> EventToken {
-        register(.mainActor { _, event in try handler(event) }, at: CallSite(fileID: file, line: line))
+        register(
+            .mainActor { _, event in
+                try handler(event)
+                return .continue
+            }, at: CallSite(fileID: file, line: line))
     }
 }
 
-extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner: AnyObject {
+extension SubscriberMaker where Delivery: MainActorDelivery, Owner: AnyObject {
     /// Unavailable: an owner-bound handler receives its owner. Use `next { owner, event in … }`.
     ///
     /// A handler that captured `self` strongly would keep its owner alive, and the subscription
@@ -519,7 +539,11 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner: AnyO
     public func next(
         file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @MainActor @Sendable (E) -> Void
     ) -> EventToken {
-        register(.mainActor { _, event in handler(event) }, at: CallSite(fileID: file, line: line))
+        register(
+            .mainActor { _, event in
+                handler(event)
+                return .continue
+            }, at: CallSite(fileID: file, line: line))
     }
 
     /// Unavailable, as the non-throwing one: use `next { owner, event throws in … }`.
@@ -537,11 +561,15 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner: AnyO
         file: StaticString = #fileID, line: UInt = #line,
         _ handler: @escaping @MainActor @Sendable (E) throws -> Void
     ) -> EventToken {
-        register(.mainActor { _, event in try handler(event) }, at: CallSite(fileID: file, line: line))
+        register(
+            .mainActor { _, event in
+                try handler(event)
+                return .continue
+            }, at: CallSite(fileID: file, line: line))
     }
 }
 
-extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner: AnyObject & Sendable {
+extension SubscriberMaker where Delivery: MainActorDelivery, Owner: AnyObject & Sendable {
     /// Registers the `@MainActor` `handler`, which receives the owner (retained for the call) with
     /// each event, and returns the subscription's token (which you may drop: the owner ends the
     /// subscription).
@@ -565,7 +593,11 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner: AnyO
         file: StaticString = #fileID, line: UInt = #line,
         _ handler: @escaping @MainActor @Sendable (Owner, E) -> Void
     ) -> EventToken {
-        register(.mainActor { owner, event in handler(passed(owner), event) }, at: CallSite(fileID: file, line: line))
+        register(
+            .mainActor { owner, event in
+                handler(passed(owner), event)
+                return .continue
+            }, at: CallSite(fileID: file, line: line))
     }
 
     /// Registers the throwing `@MainActor` `handler`, which receives the owner with each event.
@@ -583,6 +615,159 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActor, Owner: AnyO
     public func next(
         file: StaticString = #fileID, line: UInt = #line,
         _ handler: @escaping @MainActor @Sendable (Owner, E) throws -> Void
+    ) -> EventToken {
+        register(
+            .mainActor { owner, event in
+                try handler(passed(owner), event)
+                return .continue
+            }, at: CallSite(fileID: file, line: line))
+    }
+}
+
+extension SubscriberMaker where Delivery == EventDelivery.MainActorChain, Owner == Never {
+    /// Registers the `@MainActor` `handler`, which decides for each event whether the post goes on
+    /// (``EventPropagation/continue``) or stops here (``EventPropagation/stop``), and returns the
+    /// subscription's token: keep it, or the subscription lasts as long as its node.
+    ///
+    /// Offered by a ``MainActorEventNode``'s makers only. Its posts always run on the main queue, so
+    /// the handler is called on the main actor, synchronously within the post, and decides as a
+    /// synchronous `handle` does on an ``EventNode``: `.stop` lets its node finish (the node's
+    /// monitors run) and ends the event for every node above, except for `monitor()` subscribers,
+    /// which still see it. After ``atQueue(_:)``, ``onMainActor()`` or ``monitor()``, and on the
+    /// bus's ``onMainActor()`` makers (whose deliveries from another thread are enqueued), `handle`
+    /// is a compile error. Were such a subscription ever reached off the main queue (a main-actor
+    /// node's post never is), its call would be enqueued on the main queue as a `next`'s, and its
+    /// `.stop` would not apply. The subscription lives until the token is disposed (dropping the
+    /// token does not end it), a ``DisposeBag`` holding it is emptied or deallocated, or the node is
+    /// deallocated.
+    ///
+    /// ```swift
+    /// @MainActor final class Drawer { var isOpen = false }
+    /// @MainActor func bind(_ drawer: Drawer, to node: MainActorEventNode) -> EventToken {
+    ///     node.on(BackTapped.self).priority(.high).handle { _ in
+    ///         drawer.isOpen ? .stop : .continue   // the nodes above do not see it while open
+    ///     }
+    /// }
+    /// ```
+    public func handle(
+        file: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @MainActor @Sendable (E) -> EventPropagation
+    ) -> EventToken {
+        register(.mainActor { _, event in handler(event) }, at: CallSite(fileID: file, line: line))
+    }
+
+    /// Registers the throwing `@MainActor` `handler`, which decides whether the post goes on, as
+    /// the non-throwing `handle` does, and returns the subscription's token.
+    ///
+    /// An error it throws never reaches the poster: it counts as ``EventPropagation/continue``, and
+    /// goes to the node's ``MainActorEventNode/handlerErrorHandler``, on the main actor.
+    ///
+    /// ```swift
+    /// struct Rejected: Error {}
+    /// @MainActor func guardBack(_ node: MainActorEventNode) -> EventToken {
+    ///     node.on(BackTapped.self).handle { _ throws in
+    ///         if Bool.random() { throw Rejected() }
+    ///         return .stop
+    ///     }
+    /// }
+    /// ```
+    public func handle(
+        file: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @MainActor @Sendable (E) throws -> EventPropagation
+    ) -> EventToken {
+        register(.mainActor { _, event in try handler(event) }, at: CallSite(fileID: file, line: line))
+    }
+}
+
+extension SubscriberMaker where Delivery == EventDelivery.MainActorChain, Owner: AnyObject {
+    /// Unavailable: an owner-bound handler receives its owner. Use `handle { owner, event in … }`.
+    ///
+    /// ```swift
+    /// node.on(BackTapped.self).freeWith(drawer).handle { drawer, _ in drawer.isOpen ? .stop : .continue }
+    /// ```
+    @available(
+        *, unavailable,
+        message:
+            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'handle { owner, event in … }' or 'handle { _, event in … }' (see the README, 'Owners')"
+    )
+    @discardableResult
+    public func handle(
+        file: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @MainActor @Sendable (E) -> EventPropagation
+    ) -> EventToken {
+        register(.mainActor { _, event in handler(event) }, at: CallSite(fileID: file, line: line))
+    }
+
+    /// Unavailable, as the non-throwing one: use `handle { owner, event throws in … }`.
+    ///
+    /// ```swift
+    /// node.on(BackTapped.self).freeWith(drawer).handle { drawer, _ throws in try drawer.close() }
+    /// ```
+    @available(
+        *, unavailable,
+        message:
+            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'handle { owner, event in … }' or 'handle { _, event in … }' (see the README, 'Owners')"
+    )
+    @discardableResult
+    public func handle(
+        file: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @MainActor @Sendable (E) throws -> EventPropagation
+    ) -> EventToken {
+        register(.mainActor { _, event in try handler(event) }, at: CallSite(fileID: file, line: line))
+    }
+}
+
+extension SubscriberMaker where Delivery == EventDelivery.MainActorChain, Owner: AnyObject & Sendable {
+    /// Registers the `@MainActor` `handler`, which receives the owner (retained for the call) with
+    /// each event and decides whether the post goes on, as the `handle` without an owner does, and
+    /// returns the subscription's token (which you may drop: the owner ends the subscription).
+    ///
+    /// Runs on the main actor, within the post; never once the owner is gone, so it needs no
+    /// `[weak self]`: capture nothing and use `owner`. If the owner is already gone, nothing is
+    /// registered and the returned token is already disposed.
+    ///
+    /// ```swift
+    /// @MainActor final class DrawerModel {
+    ///     let eventNode = MainActorEventNode(name: "Drawer")
+    ///     var isOpen = false
+    ///     init() {
+    ///         eventNode.on(BackTapped.self).freeWith(self).handle { drawer, _ in
+    ///             guard drawer.isOpen else { return .continue }
+    ///             drawer.isOpen = false
+    ///             return .stop   // consumed: the screen above does not pop
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    @discardableResult
+    public func handle(
+        file: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @MainActor @Sendable (Owner, E) -> EventPropagation
+    ) -> EventToken {
+        register(.mainActor { owner, event in handler(passed(owner), event) }, at: CallSite(fileID: file, line: line))
+    }
+
+    /// Registers the throwing `@MainActor` `handler`, which receives the owner with each event and
+    /// decides whether the post goes on. An error it throws counts as
+    /// ``EventPropagation/continue`` and goes to the node's
+    /// ``MainActorEventNode/handlerErrorHandler``, on the main actor.
+    ///
+    /// ```swift
+    /// @MainActor final class Form {
+    ///     let eventNode = MainActorEventNode(name: "Form")
+    ///     init() {
+    ///         eventNode.on(BackTapped.self).freeWith(self).handle { form, _ throws in
+    ///             try form.save()
+    ///             return .continue
+    ///         }
+    ///     }
+    ///     func save() throws {}
+    /// }
+    /// ```
+    @discardableResult
+    public func handle(
+        file: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @MainActor @Sendable (Owner, E) throws -> EventPropagation
     ) -> EventToken {
         register(
             .mainActor { owner, event in try handler(passed(owner), event) }, at: CallSite(fileID: file, line: line))

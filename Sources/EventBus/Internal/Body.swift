@@ -2,7 +2,9 @@ import Dispatch
 
 /// What a subscription does with an event, built by the maker: where the handler runs, and the
 /// handler in the shape `next` or `handle` was given. Only valid pairs exist: a main-actor handler
-/// only ever runs on the main actor, and only synchronous handlers can stop a dispatch.
+/// only ever runs on the main actor, and only handlers called within the dispatch can stop it
+/// (synchronous ones, and the main-actor `handle` of a main-actor chain, whose posts run on the
+/// main queue).
 enum Body<E: Sendable>: Sendable {
     /// On the dispatching thread, before `dispatch` returns.
     case immediate(Callback<E>)
@@ -40,8 +42,10 @@ enum Callback<E: Sendable>: Sendable {
 }
 
 /// A `@MainActor` handler, as the maker wrapped it: called with the owner (retained for the call;
-/// `nil` when the subscription has none).
-typealias MainActorHandler<E> = @MainActor @Sendable (AnyObject?, E) throws -> Void
+/// `nil` when the subscription has none). Its ``EventPropagation`` stops the dispatch when it is
+/// called within it, on the main queue (`next` returns `.continue`; only a main-actor chain's
+/// makers offer `handle`); an enqueued call's is ignored.
+typealias MainActorHandler<E> = @MainActor @Sendable (AnyObject?, E) throws -> EventPropagation
 
 /// What one delivery did.
 enum Outcome: Equatable {

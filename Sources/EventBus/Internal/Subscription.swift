@@ -58,7 +58,8 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     }
 
     /// Enqueues a main-actor delivery on the main queue (after the ones enqueued before it). Only
-    /// liveness is checked here: the owner is read on the main queue.
+    /// liveness is checked here: the owner is read on the main queue. A stop the handler returns
+    /// there is ignored: the dispatch that enqueued it is over.
     final func enqueueOnMain(_ handler: @escaping MainActorHandler<E>, _ event: E) -> Outcome {
         guard isLive else { return .ended }
         let container = anchor?.container
@@ -104,11 +105,15 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         // nonisolated view. (`MainActor.assumeIsolated` would re-check the executor through the
         // runtime and allocate, on every delivery.) unsafeBitCast: isolation is a compile-time
         // attribute of a synchronous function type (same representation and calling convention).
-        let nonisolated = unsafeBitCast(handler, to: (@Sendable (AnyObject?, E) throws -> Void).self)
-        withExtendedLifetime(owner) {
-            do { try nonisolated(owner, event) } catch { report(error, eventType: E.self) }
+        let nonisolated = unsafeBitCast(handler, to: (@Sendable (AnyObject?, E) throws -> EventPropagation).self)
+        return withExtendedLifetime(owner) {
+            do {
+                return try nonisolated(owner, event) == .stop ? .stopped : .delivered
+            } catch {
+                report(error, eventType: E.self)
+                return .delivered
+            }
         }
-        return .delivered
     }
 
     /// After an enqueued delivery ran: a dead owner found there has the subscription reclaimed.

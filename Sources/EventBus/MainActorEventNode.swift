@@ -107,6 +107,36 @@ public final class MainActorEventNode: Sendable {
     /// ```
     public var treeDescription: String { node.treeDescription }
 
+    /// The number of live subscriptions on this node (interceptors and answerers included). O(1).
+    ///
+    /// ```swift
+    /// assert(MainActorEventNode().subscriptionCount == 0)
+    /// ```
+    public var subscriptionCount: Int { node.subscriptionCount }
+
+    /// The live subscriptions on this node, as ``EventNode/subscriptions`` lists them. O(N) in the
+    /// node's subscriptions. Owners' liveness is reported only when read on the main queue.
+    ///
+    /// ```swift
+    /// @MainActor func dump(_ node: MainActorEventNode) {
+    ///     for info in node.subscriptions { print(info) }
+    /// }
+    /// ```
+    public var subscriptions: [SubscriptionInfo] { node.subscriptions }
+
+    /// Receives this node's ``TraceRecord``s: a ``TraceRecord/chainHop(_:)`` for each post that
+    /// reaches it (on the main queue, where posts run), and its subscriptions made and ended and
+    /// handler errors. See ``EventNode/tracer``.
+    ///
+    /// ```swift
+    /// let list = MainActorEventNode(name: "List")
+    /// list.tracer = { record in print(record) }
+    /// ```
+    public var tracer: (@Sendable (TraceRecord) -> Void)? {
+        get { node.tracer }
+        set { node.tracer = newValue }
+    }
+
     /// Starts a subscription on this node: the bus's maker delivering on the main actor
     /// (``EventDelivery/MainActorChain``), whose `@MainActor` handlers run synchronously in the post
     /// (which always runs on the main queue): `next`, and `handle`, whose

@@ -95,4 +95,23 @@ struct ChainTracingTests {
         #expect(others.first?.hasPrefix("subscribed #") == true)
         #expect(others.contains { $0.contains("ended #") && $0.contains("intercept(") && $0.contains("(disposed)") })
     }
+
+    @Test("a main-actor node traces its hops and lists its subscriptions")
+    @MainActor
+    func mainActorNode() {
+        let root = MainActorEventNode(name: "Root")
+        let cell = MainActorEventNode(name: "Cell")
+        cell.mount(on: root)
+        let hops = Shared<[String]>([])
+        root.tracer = { record in
+            if case .chainHop(let hop) = record { hops.append("\(hop.node) \(hop.depth) \(hop.status)") }
+        }
+        let token = root.on(Liked.self).handle { _ in .stop }
+        #expect(root.subscriptionCount == 1)
+        #expect(root.subscriptions.map(\.delivery) == [.mainActor])
+        #expect(cell.postNow(Liked()) == .stopped(atDepth: 1, delivered: 1))
+        #expect(hops.value == ["Root 1 stopped"])
+        token.dispose()
+        #expect(root.subscriptions.isEmpty)
+    }
 }

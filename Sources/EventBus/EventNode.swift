@@ -83,13 +83,14 @@ public final class EventNode: Sendable {
     }
 
     deinit {
-        // The link is gone: children become roots, the parent forgets it, and its bus is left to
-        // the posts in progress (the last of them ends the subscriptions). Released after unlocking.
+        // The link is gone: children become roots, the parent forgets it, its provided parent is
+        // let go (it may capture nodes whose links hold this one), and its bus is left to the posts
+        // in progress (the last of them ends the subscriptions). Released after unlocking.
         let released = ChainTree.lock.withLock { _ in
             link.parent?.children[ObjectIdentifier(link)] = nil
             let children = link.children
             link.children = [:]
-            return (link.parent.take(), children, link.bus.take())
+            return (link.parent.take(), children, link.bus.take(), link.providedParent.take())
         }
         _ = released  // released here, with no lock held
     }

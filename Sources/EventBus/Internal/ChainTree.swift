@@ -27,6 +27,7 @@ enum ChainTree {
             // Unmanaged: under the lock, each link is kept alive by its child (the first by `next`).
             var last = Unmanaged.passUnretained(first)
             var ended = false
+            var provide: (@Sendable () -> EventNode?)?
             lock.withLock { _ in
                 while true {
                     let (bus, parent) = last._withUnsafeGuaranteedRef { link in
@@ -36,14 +37,15 @@ enum ChainTree {
                         ended = true
                         return
                     }
-                    guard let parent, parent._withUnsafeGuaranteedRef({ $0.bus != nil }) else { return }
+                    guard let parent, parent._withUnsafeGuaranteedRef({ $0.bus != nil }) else {
+                        provide = last._withUnsafeGuaranteedRef(\.providedParent)
+                        return
+                    }
                     last = parent
                 }
             }
-            // `last` was visited, so the caller's route keeps it alive past the lock.
-            guard !ended, let provide = last._withUnsafeGuaranteedRef(\.providedParent), let node = provide() else {
-                return
-            }
+            // Asked with the lock released (user code).
+            guard !ended, let provide, let node = provide() else { return }
             repeats = true
             next = node.link
         }

@@ -128,6 +128,24 @@ struct EventChainTests {
         #expect(child.route == ["Child", "Second"])
     }
 
+    @Test("1. A provided parent that captures a node mounted below its own node leaks nothing once both go")
+    func providedParentCapturingADescendant() {
+        var node: EventNode?
+        let watchBelow: WeakReference
+        do {
+            let holder = Shared<EventNode?>(nil)
+            node = EventNode(name: "Node") { holder.value }
+            let below = EventNode(name: "Below")
+            below.mount(on: node!)
+            holder.withLock { $0 = below }  // only the closure holds the holder now
+            watchBelow = WeakReference(below)
+            #expect(node!.route == ["Node", "Below"])
+        }
+        #expect(watchBelow.object != nil, "kept by the provided parent")
+        node = nil
+        #expect(watchBelow.object == nil, "the node's deallocation lets its provided parent go")
+    }
+
     @Test("2. Interceptors run first, in registration order; forward changes the event for this node and above")
     func interceptorsForward() {
         let tree = Tree()

@@ -171,6 +171,19 @@ public final class MainActorEventNode: Sendable {
         set { node.handlerErrorHandler = newValue }
     }
 
+    /// Re-dispatches on `bus` every `E` that reaches this node (on the main queue, where the node's
+    /// posts run), and returns the forwarding subscription's token. See ``EventNode/forward(_:to:)``:
+    /// an event stopped or dropped below this node is not forwarded; the bus is held weakly.
+    ///
+    /// ```swift
+    /// @MainActor func share(_ list: MainActorEventNode) -> EventToken {
+    ///     list.forward(Liked.self, to: EventBus.shared)   // every like reaching the list, app-wide
+    /// }
+    /// ```
+    public func forward<E: Event>(_ type: E.Type, to bus: EventBus) -> EventToken {
+        node.forward(type, to: bus)
+    }
+
     /// Registers a `@MainActor` interceptor and returns its token. See
     /// `EventNode.intercept(_:_:)`: registration order, ``Interception/forward(_:)`` or
     /// ``Interception/drop``.

@@ -421,6 +421,28 @@ extension SubscriberMaker where Delivery == EventDelivery.Synchronous, Owner == 
     ) -> EventToken {
         register(.immediate(.general { _, event in handler(event) }), at: CallSite(fileID: file, line: line))
     }
+
+    /// Registers the throwing `handler`, which decides whether the dispatch goes on as the
+    /// non-throwing `handle` does, and returns the subscription's token.
+    ///
+    /// An error it throws never reaches the dispatcher: it counts as ``EventPropagation/continue``
+    /// (the next subscribers run), and the bus hands it to its ``EventBus/handlerErrorHandler`` on
+    /// the dispatching thread (without one, debug builds print the first error of each
+    /// subscription).
+    ///
+    /// ```swift
+    /// struct Locked: Error {}
+    /// let token = bus.on(BackTapped.self).priority(.high).handle { _ throws in
+    ///     if Bool.random() { throw Locked() }
+    ///     return .stop
+    /// }
+    /// ```
+    public func handle(
+        file: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @Sendable (E) throws -> EventPropagation
+    ) -> EventToken {
+        register(.immediate(.general { _, event in try handler(event) }), at: CallSite(fileID: file, line: line))
+    }
 }
 
 extension SubscriberMaker where Delivery == EventDelivery.Synchronous, Owner: AnyObject {
@@ -464,6 +486,31 @@ extension SubscriberMaker where Delivery == EventDelivery.Synchronous, Owner: An
     ) -> EventToken {
         register(
             .immediate(.general { owner, event in handler(passed(owner), event) }),
+            at: CallSite(fileID: file, line: line))
+    }
+
+    /// Registers the throwing `handler`, which receives the owner with each event and decides
+    /// whether the dispatch goes on; an error it throws counts as ``EventPropagation/continue`` and
+    /// goes to the bus's ``EventBus/handlerErrorHandler``, on the dispatching thread. Never called
+    /// once the owner is gone.
+    ///
+    /// ```swift
+    /// final class Gate: EventSubscribing, Sendable {
+    ///     struct Closed: Error {}
+    ///     init(bus: EventBus) {
+    ///         bus.on(BackTapped.self).freeWith(self).handle { gate, _ throws in
+    ///             throw Closed()
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    @discardableResult
+    public func handle(
+        file: StaticString = #fileID, line: UInt = #line,
+        _ handler: @escaping @Sendable (Owner, E) throws -> EventPropagation
+    ) -> EventToken {
+        register(
+            .immediate(.general { owner, event in try handler(passed(owner), event) }),
             at: CallSite(fileID: file, line: line))
     }
 }

@@ -114,4 +114,22 @@ struct ChainTracingTests {
         token.dispose()
         #expect(root.subscriptions.isEmpty)
     }
+
+    @Test("a main-actor node forwards what reaches it to a bus within the post; a stopped event is not forwarded")
+    @MainActor
+    func mainActorNodeForwards() {
+        let bus = EventBus()
+        let root = MainActorEventNode(name: "Root")
+        let cell = MainActorEventNode(name: "Cell")
+        cell.mount(on: root)
+        let forwarded = Shared(0)
+        let seen = bus.on(Liked.self).next { _ in forwarded.increment() }
+        let forwarding = root.forward(Liked.self, to: bus)
+        cell.postNow(Liked())
+        #expect(forwarded.value == 1, "re-dispatched within the post, on the main queue")
+        let stopper = cell.on(Liked.self).handle { _ in .stop }
+        cell.postNow(Liked())
+        #expect(forwarded.value == 1)
+        for token in [seen, forwarding, stopper] { token.dispose() }
+    }
 }

@@ -102,6 +102,37 @@ struct PriorityAndStopTests {
         #expect(called.value == Array(0...stopAt))
     }
 
+    @Test("A throwing handle: its error goes to the error handler and counts as .continue; otherwise it decides")
+    func throwingHandle() {
+        struct Refused: Error {}
+        let bus = EventBus()
+        let errors = Shared<[String]>([])
+        bus.handlerErrorHandler = { failure in errors.append("\(failure.error)") }
+        let log = Shared<[String]>([])
+        let refuse = Shared(true)
+        let owner = Sentinel()
+        let gate = bus.on(Tap.self).priority(.high).handle { _ throws in
+            log.append("gate")
+            if refuse.value { throw Refused() }
+            return .stop
+        }
+        bus.on(Tap.self).freeWith(owner).handle { owner, _ throws in
+            log.append("owner gate \(owner === owner)")
+            return .continue
+        }
+        let after = bus.on(Tap.self).next { _ in log.append("after") }
+        bus.dispatch(Tap())
+        #expect(log.value == ["gate", "owner gate true", "after"])
+        #expect(errors.value == ["Refused()"])
+        refuse.withLock { $0 = false }
+        bus.dispatch(Tap())
+        #expect(log.value == ["gate", "owner gate true", "after", "gate"], "no error: the stop applies")
+        #expect(errors.value.count == 1)
+        gate.dispose()
+        after.dispose()
+        withExtendedLifetime(owner) {}
+    }
+
     @Test("A nested dispatch's stop ends only the nested dispatch")
     func nestedDispatchesAreIndependent() {
         struct Inner: Event {}

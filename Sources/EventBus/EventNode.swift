@@ -40,7 +40,7 @@ public final class EventNode: Sendable {
     /// let node = EventNode(name: "CellView")
     /// print(node.name)   // "CellView"
     /// ```
-    public let name: String
+    public var name: String { link.name }
 
     /// The subscriptions, interceptors and answerers: the bus's own index, behind a bus that only
     /// this node uses (so the makers, tokens and dispose guarantee are the bus's).
@@ -57,7 +57,6 @@ public final class EventNode: Sendable {
     /// }
     /// ```
     public init(name: String = "EventNode") {
-        self.name = name
         bus = EventBus()
         link = ChainLink(name: name, bus: bus, providedParent: nil)
     }
@@ -77,7 +76,6 @@ public final class EventNode: Sendable {
     /// }
     /// ```
     public init(name: String = "EventNode", parent: @escaping @Sendable () -> EventNode?) {
-        self.name = name
         bus = EventBus()
         link = ChainLink(name: name, bus: bus, providedParent: parent)
     }
@@ -247,7 +245,7 @@ public final class EventNode: Sendable {
     /// ```swift
     /// let root = EventNode(name: "Root")
     /// root.tracer = { record in print(record) }
-    /// root.post(Liked(id: 7))   // prints "chain hop Liked at Root (depth 0): 0 delivered"
+    /// root.post(Liked(id: 7))   // prints "chain hop MyApp.Liked at Root (depth 0): 0 delivered"
     /// ```
     public var tracer: (@Sendable (TraceRecord) -> Void)? {
         get { bus.tracer }

@@ -118,7 +118,7 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
     /// ```swift
     /// let node = EventNode(name: "Root")
     /// node.tracer = { record in
-    ///     if case .chainHop(let hop) = record { print(hop) }   // "Liked at Root (depth 0): 1 delivered"
+    ///     if case .chainHop(let hop) = record { print(hop) }   // "MyApp.Liked at Root (depth 0): 0 delivered"
     /// }
     /// ```
     public struct ChainHop: Sendable, CustomStringConvertible {

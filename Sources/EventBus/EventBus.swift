@@ -35,8 +35,6 @@ public final class EventBus: Sendable {
     public static let shared = EventBus()
 
     let index: SubscriptionIndex
-    /// What tokens refer to weakly; see ``ContainerAnchor``.
-    let anchor: ContainerAnchor
 
     /// Opaque per-bus settings for the modules that plug into the core (the NotificationCenter
     /// bridge keeps the bus's center here). Immutable.
@@ -55,7 +53,6 @@ public final class EventBus: Sendable {
     /// ```
     public init() {
         index = SubscriptionIndex(clock: .system)
-        anchor = ContainerAnchor(index)
         extensionConfiguration = nil
     }
 
@@ -71,20 +68,19 @@ public final class EventBus: Sendable {
     /// ```
     public init(clock: ManualEventClock) {
         index = SubscriptionIndex(clock: .manual(clock))
-        anchor = ContainerAnchor(index)
         extensionConfiguration = nil
     }
 
     /// Creates a bus whose plugged-in modules read `extensionConfiguration`.
     package init(extensionConfiguration: any Sendable) {
         index = SubscriptionIndex(clock: .system)
-        anchor = ContainerAnchor(index)
         self.extensionConfiguration = extensionConfiguration
     }
 
     deinit {
         // End every subscription, so that deliveries already enqueued do not start, and release
-        // the handlers (after unlocking).
+        // the handlers, the tracer and the error handlers (after unlocking). Tokens still hold the
+        // emptied index, nothing else.
         index.removeAll()
     }
 

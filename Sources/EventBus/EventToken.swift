@@ -3,8 +3,9 @@
 /// Dropping a token does **not** end its subscription, as in QTEventBus: a subscription made with
 /// `subscribe(E.self).next { }` or `freeWith(owner)` lives as long as its owner, and one made with
 /// neither lives until ``dispose()``, a ``DisposeBag`` holding it is emptied or deallocated, or the
-/// bus is deallocated. The token names the subscription by id (and its bus weakly): keeping a
-/// token keeps nothing alive.
+/// bus is deallocated. The token names the subscription by id: keeping a token keeps neither the
+/// subscription's handler nor its owner nor the bus alive (only the bus's subscription index,
+/// emptied once the bus is gone).
 ///
 /// ```swift
 /// let token = bus.on(ChatMessage.self).ofType("room-7").next { message in
@@ -39,18 +40,21 @@ public struct EventToken: Hashable, Sendable {
 
     /// The subscription's place in its container.
     private let slot: UInt32
-    /// Where the subscription is registered; `nil` for an inert token, or once the bus is gone.
-    private weak var anchor: ContainerAnchor?
+    /// Where the subscription is registered; `nil` for an inert token. Held strongly, and not
+    /// weakly, so that making and using a token takes none of the runtime's weak-reference paths:
+    /// once the bus is gone, its index is empty and every call finds the subscription ended.
+    private let container: (any SubscriptionContainer)?
 
     init(_ subscription: SubscriptionNode) {
         id = subscription.id
         slot = subscription.slot
-        anchor = subscription.anchor
+        container = subscription.container
     }
 
     private init() {
         id = 0
         slot = 0
+        container = nil
     }
 
     private var handle: SubscriptionHandle { SubscriptionHandle(id: id, slot: slot) }
@@ -67,7 +71,7 @@ public struct EventToken: Hashable, Sendable {
     /// token.dispose()
     /// assert(token.isDisposed)
     /// ```
-    public var isDisposed: Bool { !(anchor?.container.isLive(handle) ?? false) }
+    public var isDisposed: Bool { !(container?.isLive(handle) ?? false) }
 
     /// Ends the subscription.
     ///
@@ -87,7 +91,7 @@ public struct EventToken: Hashable, Sendable {
 
     /// Ends the subscription, for `reason` (what the tracer is told).
     func dispose(reason: TraceRecord.Ended.Reason) {
-        anchor?.container.remove(handle, reason: reason)
+        container?.remove(handle, reason: reason)
     }
 
     /// What the subscription is (type, keys, delivery, owner, call site), or `nil` once it has
@@ -99,7 +103,7 @@ public struct EventToken: Hashable, Sendable {
     /// token.dispose()
     /// assert(token.info == nil)
     /// ```
-    public var info: SubscriptionInfo? { anchor?.container.info(handle) }
+    public var info: SubscriptionInfo? { container?.info(handle) }
 
     /// Adds the token to `bag`, which disposes it when the bag is emptied or deallocated.
     ///
@@ -113,11 +117,11 @@ public struct EventToken: Hashable, Sendable {
 
     /// Has the subscription's container tell `bag` when it ends (`DisposeBag.insert`).
     func attach(to bag: DisposeBag) {
-        guard let anchor else {
+        guard let container else {
             bag.forget(id)
             return
         }
-        anchor.container.attach(handle, to: bag)
+        container.attach(handle, to: bag)
     }
 
     /// Two tokens are equal when they name the same subscription (ids are unique in the process).

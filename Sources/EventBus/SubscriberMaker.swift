@@ -78,7 +78,7 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     /// ```
     public func priority(_ priority: EventPriority) -> Self {
         var copy = self
-        copy.options.priority = priority
+        copy.options.traits.priority = priority
         return copy
     }
 
@@ -93,7 +93,7 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     /// ```
     public func monitor() -> SubscriberMaker<E, Owner, Delivery.Monitored> {
         var copy = retyped(Owner.self, Delivery.Monitored.self)
-        copy.options.isMonitor = true
+        copy.options.traits.isMonitor = true
         return copy
     }
 
@@ -114,7 +114,7 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     /// ```
     public func replayingSticky() -> Self {
         var copy = self
-        copy.options.replaysSticky = true
+        copy.options.traits.replaysSticky = true
         return copy
     }
 
@@ -193,8 +193,8 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     /// ```
     public func freeWith<NewOwner: AnyObject>(_ owner: NewOwner?) -> SubscriberMaker<E, NewOwner, Delivery> {
         var copy = retyped(NewOwner.self, Delivery.self)
-        copy.options.isOwned = true
-        copy.options.ownerType = NewOwner.self
+        copy.options.traits.isOwned = true
+        copy.options.traits.ownerType = NewOwner.self
         copy.owner = owner
         return copy
     }
@@ -211,24 +211,25 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     @_spi(Integrations)
     public func markedInternal() -> Self {
         var copy = self
-        copy.options.isInternal = true
+        copy.options.traits.isInternal = true
         return copy
     }
 
     /// Registers `body` and returns the token, or an inert token if the owner is already gone or
     /// the event type refuses the subscription.
     func register(_ body: Body<E>, at callSite: CallSite) -> EventToken {
-        var options = self.options
+        let traits = options.traits
         let owner = self.owner  // held until registered
-        if options.isOwned && owner == nil { return .inert }
+        if traits.isOwned && owner == nil { return .inert }
+        var keys = options.keys
         // A key given twice counts once (deduplicated here, so that chaining `ofType` stays O(1)).
-        if options.keys.count > 1 {
+        if keys.count > 1 {
             var seen = Set<String>()
-            options.keys = options.keys.filter { seen.insert($0).inserted }
+            keys = keys.filter { seen.insert($0).inserted }
         }
         let node = withExtendedLifetime(owner) {
             bus.index.subscribe(
-                E.self, keys: options.keys, body: body, options: options, owner: owner, callSite: callSite, bus: bus)
+                E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite, bus: bus)
         }
         guard let node else { return .inert }
         return EventToken(node)

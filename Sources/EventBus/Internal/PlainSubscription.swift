@@ -7,12 +7,12 @@ final class PlainSubscription<E: Sendable>: Subscription<E>, @unchecked Sendable
 
     init(
         handler: @escaping @Sendable (E) -> Void, id: UInt64, slot: UInt32, key: String?, body: Body<E>,
-        options: SubscriptionOptions, callSite: CallSite, bucket: Bucket, anchor: ContainerAnchor
+        traits: SubscriptionTraits, callSite: CallSite, bucket: Bucket, container: any SubscriptionContainer
     ) {
         self.handler = handler
         super.init(
-            id: id, slot: slot, key: key, body: body, options: options, owner: nil, callSite: callSite,
-            bucket: bucket, anchor: anchor)
+            id: id, slot: slot, key: key, body: body, traits: traits, owner: nil, callSite: callSite,
+            bucket: bucket, container: container)
     }
 
     override func deliver(_ event: UnsafeRawPointer) -> Outcome {

@@ -5,11 +5,16 @@
 /// so growing the table adds one page and copies nothing (a flat array would copy every slot each
 /// time it doubles: 5 ms under the bus lock at a million subscriptions, measured). Freed slots are
 /// reused first, through a free list threaded through the pages. Touched only under the bus lock.
+///
+/// A slot refers to its subscription's primary node without retaining it: the node is in the table
+/// only while it is linked in its list, which owns it (`TypeIndex.insert` links it before
+/// `set`, `TypeIndex.end` frees the slot before unlinking, `removeAll` drops the table with the
+/// lists). So setting and freeing a slot costs no reference counting.
 struct SlotTable {
     static let pageSize = 1024
     private static let noSlot = UInt32.max
 
-    private var pages = ContiguousArray<SlotPage>()
+    private let pages = SlotPages()
     /// The first free slot, or `noSlot`.
     private var freeHead = SlotTable.noSlot
     /// Slots handed out at least once (the next fresh slot).
@@ -19,13 +24,12 @@ struct SlotTable {
     mutating func reserve() -> UInt32 {
         if freeHead != Self.noSlot {
             let slot = freeHead
-            let (page, offset) = Self.locate(slot)
-            freeHead = pages[page].nextFree[offset]
+            freeHead = pages.entry(slot).pointee.nextFree
             return slot
         }
         let slot = used
         used += 1
-        if Self.locate(slot).offset == 0 { pages.append(SlotPage()) }
+        if slot % UInt32(Self.pageSize) == 0 { pages.addPage() }
         return slot
     }
 
@@ -35,32 +39,50 @@ struct SlotTable {
     /// The subscription in `slot`, if any.
     func node(at slot: UInt32) -> SubscriptionNode? {
         guard slot < used else { return nil }
-        let (page, offset) = Self.locate(slot)
-        return pages[page].nodes[offset]
+        return pages.entry(slot).pointee.node?.takeUnretainedValue()
     }
 
-    /// Puts `node` in `slot`, which `reserve()` returned.
+    /// Puts `node` in `slot`, which `reserve()` returned. `node` must be linked in its list.
     mutating func set(_ node: SubscriptionNode, at slot: UInt32) {
-        let (page, offset) = Self.locate(slot)
-        pages[page].nodes[offset] = node
+        pages.entry(slot).pointee.node = Unmanaged.passUnretained(node)
     }
 
     /// Empties `slot` and makes it the next to be reused. O(1).
     mutating func free(_ slot: UInt32) {
-        let (page, offset) = Self.locate(slot)
-        pages[page].nodes[offset] = nil
-        pages[page].nextFree[offset] = freeHead
+        let entry = pages.entry(slot)
+        entry.pointee.node = nil
+        entry.pointee.nextFree = freeHead
         freeHead = slot
-    }
-
-    private static func locate(_ slot: UInt32) -> (page: Int, offset: Int) {
-        (Int(slot) / pageSize, Int(slot) % pageSize)
     }
 }
 
-/// One page of a ``SlotTable``: its slots' subscriptions and free-list links, allocated at full size.
-/// Touched only under the bus lock, so its fields need no run-time exclusivity checks.
-final class SlotPage {
-    @exclusivity(unchecked) var nodes = ContiguousArray<SubscriptionNode?>(repeating: nil, count: SlotTable.pageSize)
-    @exclusivity(unchecked) var nextFree = ContiguousArray<UInt32>(repeating: 0, count: SlotTable.pageSize)
+/// One slot of a ``SlotTable``: its subscription's primary (unretained: see there), or the next
+/// free slot.
+struct SlotEntry {
+    // Unmanaged: valid while the node is linked in its list (see `SlotTable`).
+    var node: Unmanaged<SubscriptionNode>?
+    var nextFree: UInt32
+}
+
+/// The pages of a ``SlotTable``, allocated at full size and freed with the table. Touched only
+/// under the bus lock, so its field needs no run-time exclusivity checks.
+final class SlotPages {
+    @exclusivity(unchecked) private var pages = ContiguousArray<UnsafeMutablePointer<SlotEntry>>()
+
+    func addPage() {
+        let page = UnsafeMutablePointer<SlotEntry>.allocate(capacity: SlotTable.pageSize)
+        page.initialize(repeating: SlotEntry(node: nil, nextFree: 0), count: SlotTable.pageSize)
+        pages.append(page)
+    }
+
+    /// The entry of `slot`, whose page exists.
+    @inline(__always)
+    func entry(_ slot: UInt32) -> UnsafeMutablePointer<SlotEntry> {
+        pages[Int(slot) / SlotTable.pageSize] + Int(slot) % SlotTable.pageSize
+    }
+
+    deinit {
+        // The entries hold no references: nothing to deinitialize.
+        for page in pages { page.deallocate() }
+    }
 }

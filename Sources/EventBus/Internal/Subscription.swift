@@ -12,15 +12,15 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     final let body: Body<E>
 
     init(
-        id: UInt64, slot: UInt32, key: String?, body: Body<E>, options: SubscriptionOptions, owner: AnyObject?,
+        id: UInt64, slot: UInt32, key: String?, body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?,
         callSite: CallSite,
-        bucket: Bucket, anchor: ContainerAnchor
+        bucket: Bucket, container: any SubscriptionContainer
     ) {
         self.body = body
         super.init(
-            id: id, slot: slot, key: key, options: options, owner: owner, ownerBelongsToMain: body.runsOnMain,
+            id: id, slot: slot, key: key, traits: traits, owner: owner, ownerBelongsToMain: body.runsOnMain,
             callSite: callSite,
-            bucket: bucket, anchor: anchor)
+            bucket: bucket, container: container)
     }
 
     override func deliver(_ event: UnsafeRawPointer) -> Outcome {
@@ -47,9 +47,8 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
             // The owner is checked on the queue, not here: reading it here would retain it on this
             // thread, where its deinit could then run.
             guard isLive else { return .ended }
-            let container = anchor?.container
-            container?.deliveryEnqueued()
-            queue.async { self.finishEnqueued(self.call(callback, event), in: container) }
+            container.deliveryEnqueued()
+            queue.async { self.finishEnqueued(self.call(callback, event)) }
             return .enqueued
         case .mainActor(let handler):
             if isOnMainQueue { return callOnMainQueue(handler, event) }
@@ -62,9 +61,8 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     /// there is ignored: the dispatch that enqueued it is over.
     final func enqueueOnMain(_ handler: @escaping MainActorHandler<E>, _ event: E) -> Outcome {
         guard isLive else { return .ended }
-        let container = anchor?.container
-        container?.deliveryEnqueued()
-        DispatchQueue.main.async { self.finishEnqueued(self.callOnMainQueue(handler, event), in: container) }
+        container.deliveryEnqueued()
+        DispatchQueue.main.async { self.finishEnqueued(self.callOnMainQueue(handler, event)) }
         return .enqueued
     }
 
@@ -117,8 +115,8 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     }
 
     /// After an enqueued delivery ran: a dead owner found there has the subscription reclaimed.
-    private func finishEnqueued(_ outcome: Outcome, in container: (any SubscriptionContainer)?) {
-        if outcome == .ownerGone { container?.reclaim(CollectionOfOne(handle)) }
-        container?.deliveryFinished()
+    private func finishEnqueued(_ outcome: Outcome) {
+        if outcome == .ownerGone { container.reclaim(CollectionOfOne(handle)) }
+        container.deliveryFinished()
     }
 }

@@ -35,19 +35,19 @@ final class SubscriptionIndex: SubscriptionContainer {
 
     /// Registers a subscription and returns its primary node, or `nil` if `E`'s hooks refused it.
     ///
-    /// With `options.replaysSticky`, the kept sticky events of `E` and the keys are snapshot in the
+    /// With `traits.replaysSticky`, the kept sticky events of `E` and the keys are snapshot in the
     /// same critical section as the registration (so a concurrent dispatch is either replayed or
     /// delivered live, never both, never neither), then delivered: queued and off-main main-actor
     /// deliveries are enqueued before unlocking (so before any live one), the others are called
     /// on this thread before returning.
     func subscribe<E: Sendable>(
-        _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, owner: AnyObject?,
+        _ type: E.Type, keys: [String], body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?,
         callSite: CallSite,
         bus: EventBus
     ) -> SubscriptionNode? {
-        if options.replaysSticky {
+        if traits.replaysSticky {
             return subscribeReplaying(
-                E.self, keys: keys, body: body, options: options, owner: owner, callSite: callSite, bus: bus)
+                E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite, bus: bus)
         }
         var sweep = SweepBatch()
         var traces = false
@@ -55,8 +55,8 @@ final class SubscriptionIndex: SubscriptionContainer {
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
             traces = index.hasTracer
             return index.insert(
-                E.self, keys: keys, body: body, options: options, owner: owner, callSite: callSite, bus: bus,
-                anchor: bus.anchor,
+                E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite, bus: bus,
+                container: self,
                 retired: &retired)
         }
         sweep.check(in: self)
@@ -67,7 +67,7 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// `subscribe` with the replay of the kept sticky events (see there).
     @inline(never)
     private func subscribeReplaying<E: Sendable>(
-        _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, owner: AnyObject?,
+        _ type: E.Type, keys: [String], body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?,
         callSite: CallSite,
         bus: EventBus
     ) -> SubscriptionNode? {
@@ -80,8 +80,8 @@ final class SubscriptionIndex: SubscriptionContainer {
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
             traces = index.hasTracer
             let node = index.insert(
-                E.self, keys: keys, body: body, options: options, owner: owner, callSite: callSite, bus: bus,
-                anchor: bus.anchor,
+                E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite, bus: bus,
+                container: self,
                 retired: &retired)
             if let node {
                 replay =
@@ -423,10 +423,11 @@ final class SubscriptionIndex: SubscriptionContainer {
     func scheduleMainSweep(force: Bool = false) {
         let due = force ? withIndex { index, _ in index.mainSweepDue(force: true) } : true
         guard due else { return }
-        DispatchQueue.main.async { [weak self] in
-            guard let self else { return }
-            withIndex { index, _ in index.mainSweepScheduled = false }
-            purge()
+        // Strongly: a weak reference would give the index a side table, and every retain of it
+        // (each subscription holds it) would take the runtime's slow path.
+        DispatchQueue.main.async {
+            self.withIndex { index, _ in index.mainSweepScheduled = false }
+            self.purge()
         }
     }
 
@@ -481,12 +482,22 @@ final class SubscriptionIndex: SubscriptionContainer {
     var bucketCount: Int { withIndex { index, _ in index.bucketCount } }
 
     /// Ends every subscription (the bus is being deallocated): queued deliveries will not start.
+    /// Tokens and enqueued deliveries may keep the emptied index alive after the bus: it lets go
+    /// of the bus's tracer and handlers too (released here, after unlocking).
     func removeAll() {
         var ended: [SubscriptionNode]?
-        withIndex { index, retired in
+        let (tracer, deadEventHandler, handlerErrorHandler) = withIndex { index, retired in
             if index.hasTracer { ended = [] }
             index.removeAll(retired: &retired, ended: &ended)
+            defer {
+                index.tracer = nil
+                index.deadEventHandler = nil
+                index.handlerErrorHandler = nil
+            }
+            return (index.tracer, index.deadEventHandler, index.handlerErrorHandler)
         }
-        for node in ended ?? [] { trace(.ended(Self.end(of: node, reason: .busGone))) }
+        if let tracer { for node in ended ?? [] { tracer(.ended(Self.end(of: node, reason: .busGone))) } }
+        _ = consume deadEventHandler
+        _ = consume handlerErrorHandler
     }
 }

@@ -8,12 +8,13 @@ internal import _EventBusShims
 /// (the container finds the primary by id). Nothing but the container's lists, and dispatches in
 /// progress (enqueued deliveries included), holds a node strongly, and nothing holds it weakly (a
 /// side table would put every retain on the runtime's slow path): tokens name a subscription by id.
-/// ``Subscription`` adds the typed body.
+/// A node holds its container strongly; the cycle this makes (container → lists → node →
+/// container) is broken when the bus is deallocated and its container ends and unlinks every node
+/// (`removeAll`). ``Subscription`` adds the typed body.
 class SubscriptionNode: @unchecked Sendable {
     // @unchecked Sendable: `liveness` is only touched through the C atomics; the links, `pins`,
     // `unlinkWhenUnpinned`, `siblings` and `bag` only under the lock of the container the node is in;
-    // everything else is immutable after init (`owner` and `container` are weak references written
-    // once in init).
+    // everything else is immutable after init (`owner` is a weak reference written once in init).
 
     /// 1 while the subscription is live, 0 once it has ended. It must stay the first stored
     /// property: its address is taken for the atomics (`livenessWord`), never read as a property.
@@ -43,8 +44,8 @@ class SubscriptionNode: @unchecked Sendable {
     /// The bucket the node is filed in. Read only under the lock while `isLinked` (a bucket with a
     /// linked node is never removed).
     unowned(unsafe) let bucket: Bucket  // unowned(unsafe): valid while linked, see above
-    /// Where the node is registered; `nil` once that container is gone.
-    weak var anchor: ContainerAnchor?
+    /// Where the node is registered (held strongly: see the type's comment).
+    let container: any SubscriptionContainer
 
     /// The other keys' nodes of the same subscription (empty for all but multi-key subscriptions):
     /// on the primary only, read and written under the container's lock.
@@ -78,22 +79,22 @@ class SubscriptionNode: @unchecked Sendable {
     @exclusivity(unchecked) var printedError = false
 
     init(
-        id: UInt64, slot: UInt32, key: String?, options: SubscriptionOptions, owner: AnyObject?,
+        id: UInt64, slot: UInt32, key: String?, traits: SubscriptionTraits, owner: AnyObject?,
         ownerBelongsToMain: Bool,
-        callSite: CallSite, bucket: Bucket, anchor: ContainerAnchor
+        callSite: CallSite, bucket: Bucket, container: any SubscriptionContainer
     ) {
         self.id = id
         self.slot = slot
         self.bucket = bucket
         self.key = key
         self.owner = owner
-        self.isOwned = options.isOwned
-        self.level = options.level
+        self.isOwned = traits.isOwned
+        self.level = traits.level
         self.callSite = callSite
-        self.ownerType = options.ownerType
-        self.isInternal = options.isInternal
+        self.ownerType = traits.ownerType
+        self.isInternal = traits.isInternal
         self.ownerBelongsToMain = ownerBelongsToMain
-        self.anchor = anchor
+        self.container = container
     }
 
     /// How tokens and reclaims name the node's subscription.
@@ -148,11 +149,7 @@ class SubscriptionNode: @unchecked Sendable {
     final func report(_ error: any Error, eventType: Any.Type) {
         let report = HandlerError(
             error: error, eventType: eventTypeName(eventType), subscriptionID: id, callSite: callSite)
-        if let container = anchor?.container {
-            container.report(report, from: self)
-        } else {
-            HandlerError.printInDebugBuilds(report)
-        }
+        container.report(report, from: self)
     }
 }
 
@@ -185,17 +182,4 @@ protocol SubscriptionContainer: AnyObject, Sendable {
     func deliveryEnqueued()
     /// An enqueued delivery ran (or found its subscription ended).
     func deliveryFinished()
-}
-
-/// What tokens and nodes refer to, weakly, instead of their container.
-///
-/// A weakly referenced object gets a side table, which puts every retain and release of it on the
-/// runtime's slow path; the container is retained by every bus operation, the anchor only when a
-/// token is used. The bus owns its anchor, so weak references to it end with the bus.
-final class ContainerAnchor: Sendable {
-    let container: any SubscriptionContainer
-
-    init(_ container: any SubscriptionContainer) {
-        self.container = container
-    }
 }

@@ -7,6 +7,13 @@ struct SubscriptionOptions {
     var keys: [String] = []
     /// The `atQueue` queue; `nil` for synchronous or main-actor delivery.
     var queue: DispatchQueue?
+    /// The rest: plain values, passed on to the index and the node without reference counting.
+    var traits = SubscriptionTraits()
+}
+
+/// The options a subscription's node records: plain values (a copy retains nothing), unlike the
+/// keys and the queue, which registration hands over separately (the queue inside the body).
+struct SubscriptionTraits {
     /// Whether `freeWith` bound an owner (even one that is gone by now). The owner itself is held
     /// weakly by the maker, and passed on strongly while registering: a weak field here would make
     /// every copy of the options a runtime call.

@@ -127,7 +127,8 @@ struct TypeIndex {
         if let bucket = bucket(for: typeID) { return bucket }
         let hooks = (E.self as? any HookedEvent.Type).map { makeHooks($0, for: bus) }
         let supertypes = (E.self as? any DeliveredAsSupertypes.Type).map { makeFanOut($0) }
-        let bucket = Bucket(typeID: typeID, hooks: hooks, supertypes: supertypes)
+        let bucket = Bucket(
+            typeID: typeID, hooks: hooks, supertypes: supertypes, plainSubscriptionClass: PlainSubscription<E>.self)
         buckets[typeID] = bucket
         recentBuckets[Self.slot(of: typeID)] = bucket
         summarize(typeID, added: true)
@@ -269,9 +270,9 @@ struct TypeIndex {
     /// Registers a subscription under each of `keys` (none: the unkeyed list) and returns its
     /// primary node, or `nil` if the event type's hooks refused it.
     mutating func insert<E: Sendable>(
-        _ type: E.Type, keys: [String], body: Body<E>, options: SubscriptionOptions, owner: AnyObject?,
+        _ type: E.Type, keys: [String], body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?,
         callSite: CallSite,
-        bus: EventBus, anchor: ContainerAnchor, retired: inout Retired
+        bus: EventBus, container: any SubscriptionContainer, retired: inout Retired
     ) -> Subscription<E>? {
         let bucket = bucket(for: E.self, on: bus)
         var keys = keys
@@ -284,17 +285,19 @@ struct TypeIndex {
         let slot = slots.reserve()
         // The plain shape gets its own class (see `PlainSubscription`).
         var plainHandler: (@Sendable (E) -> Void)?
-        if !options.isOwned, case .immediate(.event(let handler)) = body { plainHandler = handler }
+        if !traits.isOwned, case .immediate(.event(let handler)) = body { plainHandler = handler }
         func node(key: String?) -> Subscription<E> {
             if let plainHandler {
-                return PlainSubscription(
-                    handler: plainHandler, id: id, slot: slot, key: key, body: body, options: options,
-                    callSite: callSite, bucket: bucket, anchor: anchor)
+                // unsafeBitCast: the bucket of `E` holds `PlainSubscription<E>.self` (see there).
+                let plain = unsafeBitCast(bucket.plainSubscriptionClass, to: PlainSubscription<E>.Type.self)
+                return plain.init(
+                    handler: plainHandler, id: id, slot: slot, key: key, body: body, traits: traits,
+                    callSite: callSite, bucket: bucket, container: container)
             }
             return Subscription(
-                id: id, slot: slot, key: key, body: body, options: options, owner: owner, callSite: callSite,
+                id: id, slot: slot, key: key, body: body, traits: traits, owner: owner, callSite: callSite,
                 bucket: bucket,
-                anchor: anchor)
+                container: container)
         }
         let primary = node(key: keys.first)
         bucket.append(primary)
@@ -307,12 +310,12 @@ struct TypeIndex {
         }
         bucket.subscriptionCount += 1
         subscriptionCount += 1
-        if options.isInternal {
+        if traits.isInternal {
             bucket.internalCount += 1
             internalCount += 1
         }
         slots.set(primary, at: slot)
-        if options.isOwned { insertOwned(primary) }
+        if traits.isOwned { insertOwned(primary) }
         if let hooks = bucket.hooks {
             for key in keys { hooks.subscribed(key: key, retired: &retired) }
         }
@@ -455,8 +458,9 @@ struct TypeIndex {
         if unlinkNow { unlinkNode(node.takeUnretainedValue(), from: bucket, retired: &retired) }
     }
 
-    /// Ends every subscription and empties the index (the bus is being deallocated). O(N), with no
-    /// other thread able to reach the index any more.
+    /// Ends every subscription and empties the index (the bus is being deallocated). O(N); no
+    /// subscribe or dispatch can reach the index any more, only tokens (which then find nothing)
+    /// and deliveries already enqueued (which find their subscription ended).
     /// `ended`: if given, gets each subscription's primary (for the tracer).
     mutating func removeAll(retired: inout Retired, ended: inout [SubscriptionNode]?) {
         var seen = Set<UInt64>()
@@ -472,6 +476,8 @@ struct TypeIndex {
             retired.add(bucket)  // with its sticky events
         }
         buckets = [:]
+        emptyBuckets = []
+        emptyBucketsHead = 0
         summaryCounts = ContiguousArray(repeating: 0, count: 64)
         summaryMask = 0
         publishSummary()

@@ -221,18 +221,19 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
         let traits = options.traits
         let owner = self.owner  // held until registered
         if traits.isOwned && owner == nil { return .inert }
-        var keys = options.keys
         // A key given twice counts once (deduplicated here, so that chaining `ofType` stays O(1)).
-        if keys.count > 1 {
-            var seen = Set<String>()
-            keys = keys.filter { seen.insert($0).inserted }
-        }
-        let node = withExtendedLifetime(owner) {
-            bus.index.subscribe(
-                E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite, bus: bus)
-        }
+        let keys = options.keys.count > 1 ? Self.deduplicated(options.keys) : options.keys
+        let node = bus.index.subscribe(
+            E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite, bus: bus)
+        withExtendedLifetime(owner) {}
         guard let node else { return .inert }
         return EventToken(node)
+    }
+
+    /// `keys` without repetitions, in their first order.
+    private static func deduplicated(_ keys: [String]) -> [String] {
+        var seen = Set<String>()
+        return keys.filter { seen.insert($0).inserted }
     }
 
     /// The nonisolated body for `callback`: on the dispatching thread, or on the queue.

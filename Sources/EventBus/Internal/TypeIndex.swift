@@ -284,8 +284,12 @@ struct TypeIndex {
         lastID = id
         let slot = slots.reserve()
         // The plain shape gets its own class (see `PlainSubscription`).
-        var plainHandler: (@Sendable (E) -> Void)?
-        if !traits.isOwned, case .immediate(.event(let handler)) = body { plainHandler = handler }
+        // A `let`: a `var` captured by `node(key:)` would be boxed, with run-time exclusivity checks.
+        let plainHandler: (@Sendable (E) -> Void)? =
+            switch body {
+            case .immediate(.event(let handler)) where !traits.isOwned: handler
+            default: nil
+            }
         func node(key: String?) -> Subscription<E> {
             if let plainHandler {
                 // unsafeBitCast: the bucket of `E` holds `PlainSubscription<E>.self` (see there).

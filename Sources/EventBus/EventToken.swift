@@ -43,7 +43,7 @@ public struct EventToken: Hashable, Sendable {
     /// Where the subscription is registered; `nil` for an inert token. Held strongly, and not
     /// weakly, so that making and using a token takes none of the runtime's weak-reference paths:
     /// once the bus is gone, its index is empty and every call finds the subscription ended.
-    private let container: (any SubscriptionContainer)?
+    private let container: SubscriptionIndex?
 
     init(_ subscription: SubscriptionNode) {
         id = subscription.id

@@ -26,6 +26,7 @@ struct LeveledLists {
         return others?[level.index].unmanagedHead
     }
 
+    @inline(__always)
     mutating func append(_ node: SubscriptionNode) {
         if node.level == .normal {
             normal.append(node)
@@ -37,6 +38,7 @@ struct LeveledLists {
     }
 
     /// Unlinks `node`, which must be in these lists. The caller keeps `node` alive past the call.
+    @inline(__always)
     mutating func remove(_ node: SubscriptionNode) {
         if node.level == .normal {
             normal.remove(node)

@@ -7,7 +7,7 @@ final class PlainSubscription<E: Sendable>: Subscription<E>, @unchecked Sendable
 
     init(
         handler: @escaping @Sendable (E) -> Void, id: UInt64, slot: UInt32, key: String?, body: Body<E>,
-        traits: SubscriptionTraits, callSite: CallSite, bucket: Bucket, container: any SubscriptionContainer
+        traits: SubscriptionTraits, callSite: CallSite, bucket: Bucket, container: SubscriptionIndex
     ) {
         self.handler = handler
         super.init(

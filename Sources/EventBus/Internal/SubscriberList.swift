@@ -13,6 +13,7 @@ struct SubscriberList {
     // Unmanaged: only used under the lock, while the list keeps the node alive.
     var unmanagedHead: Unmanaged<SubscriptionNode>? { head.map { Unmanaged.passUnretained($0) } }
 
+    @inline(__always)
     mutating func append(_ node: SubscriptionNode) {
         node.previous = tail
         node.next = nil
@@ -22,6 +23,7 @@ struct SubscriberList {
     }
 
     /// Unlinks `node`, which must be in this list. The caller keeps `node` alive past the call.
+    @inline(__always)
     mutating func remove(_ node: SubscriptionNode) {
         if let previous = node.previous { previous.next = node.next } else { head = node.next }
         if let next = node.next { next.previous = node.previous } else { tail = node.previous }

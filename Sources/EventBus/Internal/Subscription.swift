@@ -14,7 +14,7 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     init(
         id: UInt64, slot: UInt32, key: String?, body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?,
         callSite: CallSite,
-        bucket: Bucket, container: any SubscriptionContainer
+        bucket: Bucket, container: SubscriptionIndex
     ) {
         self.body = body
         super.init(

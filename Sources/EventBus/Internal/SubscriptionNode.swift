@@ -45,7 +45,7 @@ class SubscriptionNode: @unchecked Sendable {
     /// linked node is never removed).
     unowned(unsafe) let bucket: Bucket  // unowned(unsafe): valid while linked, see above
     /// Where the node is registered (held strongly: see the type's comment).
-    let container: any SubscriptionContainer
+    let container: SubscriptionIndex
 
     /// The other keys' nodes of the same subscription (empty for all but multi-key subscriptions):
     /// on the primary only, read and written under the container's lock.
@@ -81,7 +81,7 @@ class SubscriptionNode: @unchecked Sendable {
     init(
         id: UInt64, slot: UInt32, key: String?, traits: SubscriptionTraits, owner: AnyObject?,
         ownerBelongsToMain: Bool,
-        callSite: CallSite, bucket: Bucket, container: any SubscriptionContainer
+        callSite: CallSite, bucket: Bucket, container: SubscriptionIndex
     ) {
         self.id = id
         self.slot = slot

@@ -197,11 +197,15 @@ struct TypeIndex {
     }
 
     /// Removes at most one bucket that has stayed empty for the grace period. O(1).
+    ///
+    /// A queued bucket leaves the queue only once its grace period is over (the queue is in
+    /// `emptySince` order), removed if it is empty then: a type subscribed to and disposed of in
+    /// turn is queued once per grace period, not once per dispose.
     private mutating func removeOneEmptyBucket(retired: inout Retired) {
         guard emptyBucketsHead < emptyBuckets.count else { return }
         let bucket = emptyBuckets[emptyBucketsHead]
+        if let since = bucket.emptySince, operations &- since < Self.emptyBucketGrace { return }
         if bucket.isRemovable {
-            guard let since = bucket.emptySince, operations &- since >= Self.emptyBucketGrace else { return }
             buckets[bucket.typeID] = nil
             summarize(bucket.typeID, added: false)
             let slot = Self.slot(of: bucket.typeID)
@@ -272,7 +276,7 @@ struct TypeIndex {
     mutating func insert<E: Sendable>(
         _ type: E.Type, keys: [String], body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?,
         callSite: CallSite,
-        bus: EventBus, container: any SubscriptionContainer, retired: inout Retired
+        bus: EventBus, container: SubscriptionIndex, retired: inout Retired
     ) -> Subscription<E>? {
         let bucket = bucket(for: E.self, on: bus)
         var keys = keys

@@ -123,6 +123,38 @@ struct BusTeardownTests {
         for token in tokens { token.dispose() }
     }
 
+    @Test("A token kept after its bus is gone keeps none of the bus's closures: tracer, error and dead-event handlers")
+    func heldTokenKeepsNoBusClosures() {
+        var bus: EventBus? = EventBus()
+        let released = Shared(0)
+        let tracerCapture = DeinitAction { released.increment() }
+        let errorCapture = DeinitAction { released.increment() }
+        let deadCapture = DeinitAction { released.increment() }
+        let ended = Shared<[TraceRecord.Ended.Reason]>([])
+        bus!.tracer = { record in
+            withExtendedLifetime(tracerCapture) {}
+            if case .ended(let end) = record { ended.withLock { $0.append(end.reason) } }
+        }
+        bus!.handlerErrorHandler = { _ in withExtendedLifetime(errorCapture) {} }
+        bus!.deadEventHandler = { _ in withExtendedLifetime(deadCapture) {} }
+        let token = bus!.on(Ping.self).next { _ in }
+        let bag = DisposeBag()
+        bus = nil
+        #expect(released.value == 0, "the test still holds the captures")
+        #expect(ended.value == [.busGone], "the tracer still hears the bus's own teardown")
+        // The token still reaches the emptied index: every call finds the subscription ended.
+        #expect(token.isDisposed)
+        #expect(token.info == nil)
+        token.disposed(by: bag)
+        #expect(bag.count == 0)
+        token.dispose()
+        _ = consume tracerCapture
+        _ = consume errorCapture
+        _ = consume deadCapture
+        #expect(released.value == 3, "the kept token holds none of the bus's closures")
+        withExtendedLifetime(token) {}
+    }
+
     @Test("Disposing a multi-key token ends every key, even with no bus to tell")
     func multiKeyDisposeEndsEveryKey() {
         let bus = EventBus()

@@ -16,7 +16,7 @@ CEILINGS=(
     "publish_N=0_EventBus 20000 391"
     "publish_N=1_EventBus 20000 912"
     "publish_N=1000_EventBus 1000 143500"
-    "subscribe+dispose_existing=1k_EventBus 110000 5090"
+    "subscribe+dispose_existing=1k_EventBus 110000 3178"
     "chain_depth=1_EventNode 20000 2326"
     "chain_depth=20_EventNode 5000 7004"
 )

@@ -39,7 +39,8 @@ struct EventChainTests {
         let log = Shared<[String]>([])
         var tokens: [EventToken] = []
         for node in tree.all + [sibling] {
-            tokens.append(node.on(Liked.self).next { _ in log.append(node.name) })
+            // The name, not the node: a handler that captured its own node would keep it alive.
+            tokens.append(node.on(Liked.self).next { [name = node.name] _ in log.append(name) })
         }
         #expect(tree.cell.route == ["Cell", "Content", "Container", "Root"])
         #expect(tree.content.post(Liked()) == .delivered(count: 3))
@@ -57,9 +58,9 @@ struct EventChainTests {
         let other = EventNode(name: "Other")
         _ = other.on(Liked.self).next { _ in log.append("Other") }
         _ = tree.root.on(Liked.self).next { _ in log.append("Root") }
-        _ = tree.cell.on(Liked.self).next { _ in
+        _ = tree.cell.on(Liked.self).next { [weak cell = tree.cell] _ in
             log.append("Cell")
-            tree.cell.mount(on: other)
+            cell?.mount(on: other)
         }
         tree.cell.post(Liked())
         #expect(log.value == ["Cell", "Root"])
@@ -236,7 +237,7 @@ struct EventChainTests {
         let queue = DispatchQueue(label: "chain.observers")
         let log = Shared<[String]>([])
         for node in tree.all.reversed() {
-            _ = node.on(Liked.self).atQueue(queue).next { _ in log.append(node.name) }
+            _ = node.on(Liked.self).atQueue(queue).next { [name = node.name] _ in log.append(name) }
         }
         #expect(tree.cell.post(Liked()) == .delivered(count: 4))
         #expect(drain(queue))
@@ -337,21 +338,23 @@ struct EventChainTests {
         let tree = Tree()
         let log = Shared<[String]>([])
         let disposable = Shared<EventToken?>(nil)
-        _ = tree.content.on(Liked.self).next { event in
-            guard event.id == 0 else { return }
+        // Weakly: a handler that captured its own node would keep it alive.
+        _ = tree.content.on(Liked.self).next {
+            [weak cell = tree.cell, weak content = tree.content, weak container = tree.container] event in
+            guard event.id == 0, let cell, let content, let container else { return }
             log.append("content")
-            tree.cell.post(Liked(id: 1))  // nested, depth-first
-            tree.content.unmount()
-            tree.content.mount(on: tree.container)
+            cell.post(Liked(id: 1))  // nested, depth-first
+            content.unmount()
+            content.mount(on: container)
             disposable.value?.dispose()
         }
         disposable.withLock { value in
             value = tree.container.on(Liked.self).next { log.append("container \($0.id)") }
         }
-        _ = tree.root.on(Liked.self).next { event in
+        _ = tree.root.on(Liked.self).next { [weak root = tree.root] event in
             log.append("root \(event.id)")
             // Not for the post reaching the root now; for one that has not reached it yet, yes.
-            _ = tree.root.on(Liked.self).next { log.append("late \($0.id)") }
+            _ = root?.on(Liked.self).next { log.append("late \($0.id)") }
         }
         tree.cell.post(Liked())
         #expect(log.value == ["content", "container 1", "root 1", "root 0", "late 0"])

@@ -217,7 +217,7 @@ extension Greenrobot {
             let bus = EventBus()
             let log = Shared<[String]>([])
             let tokens = Shared<[EventToken]>([])
-            _ = bus.on(Sent.self).next { event in
+            _ = bus.on(Sent.self).next { [unowned bus] event in
                 log.append("exact-\(event.value)")
                 let token = bus.on(anyOf: (any Activity).self).next { log.append("late-\($0.value)") }
                 let monitor = bus.on(anyOf: (any Audited).self).monitor().next { _ in log.append("late-monitor") }

@@ -78,12 +78,20 @@ struct EventBusTestingTests {
         let bus = EventBus()
         bus.dispatch(LogoutEvent(userID: "before"))  // before the window: not counted
         try await bus.expectNone(LogoutEvent.self, during: .milliseconds(20))
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) {
-            bus.dispatch(LogoutEvent(userID: "42"))
+        // Dispatched every 5 ms until the expectation is over (at most 10 s), so that one lands inside
+        // its window however late the window opens on a loaded machine (a single dispatch after 5 ms
+        // could come before the subscription, under the thread sanitizer).
+        let over = Locked(false)
+        DispatchQueue.global().async {
+            for _ in 0..<2_000 where !over.withLock({ $0 }) {
+                bus.dispatch(LogoutEvent(userID: "42"))
+                _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(5))
+            }
         }
         await #expect(throws: EventBusTestingError.self) {
             try await bus.expectNone(LogoutEvent.self, during: .milliseconds(200))
         }
+        over.withLock { $0 = true }
     }
 
     @Test("settle waits for queued deliveries, those enqueued while it waits included")

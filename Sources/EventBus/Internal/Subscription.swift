@@ -80,15 +80,25 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
             withExtendedLifetime(owner) { handler(event) }
             return .delivered
         case .general(let handler):
-            let owner = isOwned ? owner : nil
-            if isOwned && owner == nil { return .ownerGone }
-            return withExtendedLifetime(owner) {
-                do {
-                    return try handler(owner, event) == .stop ? .stopped : .delivered
-                } catch {
-                    report(error, eventType: E.self)
-                    return .delivered
-                }
+            return callWithOwner(handler, event)
+        }
+    }
+
+    /// Calls `handler` with the owner, retained for the call (`nil` for a subscription without
+    /// one; `.ownerGone` if it is gone). A thrown error goes to the error handler and counts as
+    /// delivered; `.stop` stops the dispatch.
+    @inline(__always)
+    private func callWithOwner(
+        _ handler: (AnyObject?, E) throws -> EventPropagation, _ event: E
+    ) -> Outcome {
+        let owner = isOwned ? owner : nil
+        if isOwned && owner == nil { return .ownerGone }
+        return withExtendedLifetime(owner) {
+            do {
+                return try handler(owner, event) == .stop ? .stopped : .delivered
+            } catch {
+                report(error, eventType: E.self)
+                return .delivered
             }
         }
     }
@@ -97,21 +107,12 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         // Checked in release builds too: the bit cast below is sound only on the main queue.
         precondition(isOnMainQueue, "EventBus: a main-actor handler called off the main queue")
         guard isLive else { return .ended }
-        let owner = isOwned ? owner : nil
-        if isOwned && owner == nil { return .ownerGone }
         // On the main queue main-actor code may run, so the handler is called through its
         // nonisolated view. (`MainActor.assumeIsolated` would re-check the executor through the
         // runtime and allocate, on every delivery.) unsafeBitCast: isolation is a compile-time
         // attribute of a synchronous function type (same representation and calling convention).
         let nonisolated = unsafeBitCast(handler, to: (@Sendable (AnyObject?, E) throws -> EventPropagation).self)
-        return withExtendedLifetime(owner) {
-            do {
-                return try nonisolated(owner, event) == .stop ? .stopped : .delivered
-            } catch {
-                report(error, eventType: E.self)
-                return .delivered
-            }
-        }
+        return callWithOwner(nonisolated, event)
     }
 
     /// After an enqueued delivery ran: a dead owner found there has the subscription reclaimed.

@@ -497,7 +497,6 @@ final class SubscriptionIndex: SubscriptionContainer {
             return (index.tracer, index.deadEventHandler, index.handlerErrorHandler)
         }
         if let tracer { for node in ended ?? [] { tracer(.ended(Self.end(of: node, reason: .busGone))) } }
-        _ = consume deadEventHandler
-        _ = consume handlerErrorHandler
+        withExtendedLifetime((deadEventHandler, handlerErrorHandler)) {}  // released here, unlocked
     }
 }

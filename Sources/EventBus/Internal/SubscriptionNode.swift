@@ -159,7 +159,9 @@ struct SubscriptionHandle: Hashable, Sendable {
     let slot: UInt32
 }
 
-/// Where subscriptions are registered: the bus's type index (and, later, an event-chain node).
+/// What nodes and tokens ask of the place their subscription is registered: the bus's
+/// ``SubscriptionIndex`` (an event-chain node registers its subscriptions on a bus of its own), which
+/// they hold by its concrete type (an existential would cost its witness calls on every subscribe).
 ///
 /// A container takes its own lock, decides, and acts outside it; it never runs user code under it.
 protocol SubscriptionContainer: AnyObject, Sendable {

@@ -13,12 +13,12 @@ cd "$(dirname "$0")"
 
 # scenario, operations, ceiling (instructions per operation)
 CEILINGS=(
-    "publish_N=0_EventBus 20000 391"
-    "publish_N=1_EventBus 20000 912"
-    "publish_N=1000_EventBus 1000 143500"
+    "publish_N=0_EventBus 20000 134"
+    "publish_N=1_EventBus 20000 810"
+    "publish_N=1000_EventBus 1000 142700"
     "subscribe+dispose_existing=1k_EventBus 110000 3178"
-    "chain_depth=1_EventNode 20000 2326"
-    "chain_depth=20_EventNode 5000 7004"
+    "chain_depth=1_EventNode 20000 2216"
+    "chain_depth=20_EventNode 5000 6926"
 )
 
 command -v valgrind >/dev/null || { echo "plain-dispatch: FAIL: valgrind is needed"; exit 1; }

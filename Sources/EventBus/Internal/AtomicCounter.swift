@@ -12,9 +12,10 @@ final class AtomicCounter: @unchecked Sendable {
         _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: Int.self)
     }
 
-    /// Adds `delta` (an acquire-release read-modify-write).
-    func add(_ delta: Int) {
-        _ = eventbus_atomic_add(word, delta)
+    /// Adds `delta` (an acquire-release read-modify-write) and returns the new value.
+    @discardableResult
+    func add(_ delta: Int) -> Int {
+        eventbus_atomic_add(word, delta)
     }
 
     /// Replaces the value (a release store).

@@ -4,22 +4,23 @@
 /// The route, for each ``DeliveryLevel`` in order (handlers high, normal, low, then monitors): the
 /// list of the event's key, then the unkeyed list; levels with no node are skipped by the bucket's
 /// mask. Each `fill` (under the lock) takes up to `chunkCapacity` live subscriptions into a buffer
-/// on the dispatching thread's stack. If the route ends within the chunk (any dispatch to at most
-/// `chunkCapacity` subscribers), the chunk's nodes are retained and released after delivery: the
-/// lock is taken once. Otherwise they are pinned (a pinned node stays linked, so its list keeps it
+/// on the dispatching thread's stack. If the route ends within the chunk and it holds at most
+/// `retainedChunkLimit` nodes, they are retained and released after delivery: the lock is taken
+/// once. Otherwise they are pinned (a pinned node stays linked, so its list keeps it
 /// alive, even if it ends meanwhile) and unpinned under the lock when the next chunk is filled: no
 /// reference counting per subscriber, and the lock is held O(chunkCapacity) at a time however many
 /// subscribers there are. Subscriptions made after the dispatch started (higher ids) are not
 /// delivered to. A handler that stops the dispatch makes the walk skip to the monitors.
 struct DispatchPlan {
     static var chunkCapacity: Int { 32 }
+    /// The most nodes a last chunk retains rather than pins.
+    private static var retainedChunkLimit: Int { 2 }
 
     /// The chunk's nodes, pinned or retained (see above), hence unmanaged.
     private let chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>
     private var count = 0
     /// Whether the chunk's nodes are retained (the route ended in it) rather than pinned.
     private var isRetained = false
-    private let key: String?
     private let includingUnkeyed: Bool
     private(set) var maxID: UInt64 = 0
     /// The walked bucket. Alive while the plan runs: a bucket with a pinned node is not removed,
@@ -45,8 +46,7 @@ struct DispatchPlan {
     private var cursor: Unmanaged<SubscriptionNode>?
 
     // Unmanaged: the chunk's nodes are pinned or retained (see the type's comment).
-    init(key: String?, includingUnkeyed: Bool, chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>) {
-        self.key = key
+    init(includingUnkeyed: Bool, chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>) {
         self.includingUnkeyed = includingUnkeyed
         self.chunk = chunk
     }
@@ -70,14 +70,17 @@ struct DispatchPlan {
     /// numbered in order, so this is never above the `lastID` of a later start).
     private var upTo = UInt64.max
 
-    /// Under the lock: starts the walk over `bucket`, delivering to subscriptions up to `lastID`
-    /// (or the limit ``limit(to:)`` set).
-    mutating func start(in bucket: Bucket, lastID: UInt64, index: inout TypeIndex, retired: inout Retired) {
+    /// Under the lock: starts the walk over `bucket`'s subscribers of `key` (and the unkeyed ones,
+    /// unless the plan was made without), delivering to subscriptions up to `lastID` (or the limit
+    /// ``limit(to:)`` set). Every later call gets the same `key`.
+    mutating func start(
+        in bucket: Bucket, key: String?, lastID: UInt64, index: inout TypeIndex, retired: inout Retired
+    ) {
         self.bucket = Unmanaged.passUnretained(bucket)  // Unmanaged: see `bucket`
         maxID = Swift.min(upTo, lastID)
         levels = bucket.levelMask
         stage = firstStage(atOrAfter: isStopped ? Self.firstMonitorStage : 0)
-        fill(index: &index, retired: &retired)
+        fill(key: key, index: &index, retired: &retired)
     }
 
     /// Whether the first fill found a subscription to deliver to (under the lock, after `start`).
@@ -99,8 +102,14 @@ struct DispatchPlan {
     }
 
     /// Under the lock: unpins the delivered chunk, then takes the next chunk of live subscriptions.
-    private mutating func fill(index: inout TypeIndex, retired: inout Retired) {
-        guard let bucket = bucket?.takeUnretainedValue() else { return }
+    private mutating func fill(key: String?, index: inout TypeIndex, retired: inout Retired) {
+        guard let bucket else { return }
+        // Unmanaged: see `bucket`.
+        bucket._withUnsafeGuaranteedRef { fill(from: $0, key: key, index: &index, retired: &retired) }
+    }
+
+    @inline(__always)
+    private mutating func fill(from bucket: Bucket, key: String?, index: inout TypeIndex, retired: inout Retired) {
         if !isRetained {
             for i in 0..<count { index.unpin(chunk[i], in: bucket, retired: &retired) }
         }
@@ -120,12 +129,12 @@ struct DispatchPlan {
             resumed = cursor
             self.cursor = nil
         } else {
-            node = head(of: bucket)
+            node = head(of: bucket, key: key)
         }
         while stage < stageEnd {
             guard let current = node else {
                 stage = firstStage(atOrAfter: stage + 1)
-                node = head(of: bucket)
+                node = head(of: bucket, key: key)
                 continue
             }
             let (id, isLive, next) = current._withUnsafeGuaranteedRef { ($0.id, $0.isLive, $0.unmanagedNext) }
@@ -148,8 +157,10 @@ struct DispatchPlan {
                 index.unpin(pinned, in: bucket, retired: &retired)
             }
         }
-        // The last chunk is retained, so that no lock is needed after it; the others are pinned.
-        isRetained = cursor == nil
+        // A last chunk of a few nodes is retained, so that no lock is needed after it; the others
+        // are pinned (for more than a few, a pin and an unpin under a lock taken once more cost
+        // less than a retain and a release each).
+        isRetained = cursor == nil && count <= Self.retainedChunkLimit
         for i in 0..<count {
             if isRetained { _ = chunk[i].retain() } else { index.pin(chunk[i]) }
         }
@@ -157,7 +168,7 @@ struct DispatchPlan {
 
     /// The first node of the current stage's list, `nil` if that list is skipped or empty.
     @inline(__always)
-    private func head(of bucket: Bucket) -> Unmanaged<SubscriptionNode>? {
+    private func head(of bucket: Bucket, key: String?) -> Unmanaged<SubscriptionNode>? {
         guard stage < stageEnd else { return nil }
         let level = DeliveryLevel(rawValue: UInt8(stage >> 1))
         if stage & 1 == 0 {
@@ -169,7 +180,7 @@ struct DispatchPlan {
 
     /// Delivers the event at `event` (of the walked type) chunk by chunk, no lock held while
     /// handlers run, reclaiming the subscriptions whose owner turned out to be gone.
-    mutating func run(_ event: UnsafeRawPointer, in container: SubscriptionIndex) {
+    mutating func run(_ event: UnsafeRawPointer, key: String?, in container: SubscriptionIndex) {
         while count > 0 {
             var dead: UInt64 = 0  // bit i: chunk[i]'s owner is gone
             for i in 0..<count where !deliver(event, to: chunk[i]) {
@@ -182,7 +193,7 @@ struct DispatchPlan {
                 count = 0
                 return
             }
-            refill(in: container)
+            refill(key: key, in: container)
         }
     }
 
@@ -210,8 +221,8 @@ struct DispatchPlan {
 
     /// Unpins the delivered chunk (a node that ended meanwhile is unlinked now) and takes the next.
     @inline(never)
-    private mutating func refill(in container: SubscriptionIndex) {
-        container.withIndex { index, retired in fill(index: &index, retired: &retired) }
+    private mutating func refill(key: String?, in container: SubscriptionIndex) {
+        container.withIndex { index, retired in fill(key: key, index: &index, retired: &retired) }
     }
 
     /// Has `container` reclaim the chunk's subscriptions whose bit is set in `mask` (owner gone).

@@ -8,12 +8,19 @@ final class SubscriptionIndex: SubscriptionContainer {
     private let state: Locked<TypeIndex>
     /// The index's ``TypeIndex/typeSummary``, read without the lock.
     private let typeSummary: AtomicCounter
+    /// The index's ``TypeIndex/unhookedTypes``, read without the lock.
+    private let unhookedTypes: TypeIDCache
+    /// Dispatches that skipped the lock (``findsNothing(_:)``): every `idleTickInterval`th takes it
+    /// anyway, to do the bookkeeping of them all (their share of the sweep).
+    private let idleDispatches = AtomicCounter()
+    private static let idleTickInterval = 8
     /// Deliveries enqueued on a queue or the main queue that have not run yet.
     private let inFlight = AtomicCounter()
 
     init(clock: StickyClock) {
         let index = TypeIndex(clock: clock)
         typeSummary = index.typeSummary
+        unhookedTypes = index.unhookedTypes
         state = Locked(index)
     }
 
@@ -22,6 +29,15 @@ final class SubscriptionIndex: SubscriptionContainer {
     @inline(__always)
     func mayHaveBucket(_ typeID: ObjectIdentifier) -> Bool {
         typeSummary.current & (1 << TypeIndex.summaryBit(of: typeID)) != 0
+    }
+
+    /// Whether a plain dispatch of `typeID` would find nothing to do, without the lock: the type had
+    /// no bucket (so no subscriber and nothing kept) and no dead-event handler or tracer was set
+    /// when the last change made before this call (in happens-before order) was made, and it has
+    /// neither hooks nor supertypes (which would need a bucket made). O(1), two atomic loads.
+    @inline(__always)
+    private func findsNothing(_ typeID: ObjectIdentifier) -> Bool {
+        !mayHaveBucket(typeID) && unhookedTypes.contains(typeID)
     }
 
     /// Runs `body` under the lock, then settles what it retired.
@@ -271,50 +287,61 @@ final class SubscriptionIndex: SubscriptionContainer {
         includingUnkeyed: Bool = true, walk: Walk = .all
     ) -> Tally {
         let typeID = ObjectIdentifier(E.self)
+        var ticks = 1
+        if sticky == nil, bus != nil, !bypassingHooks, case .all = walk, findsNothing(typeID) {
+            // Nobody to deliver to, nothing to report: only the bookkeeping's share is left, paid
+            // for all of them by every `idleTickInterval`th such dispatch.
+            guard idleDispatches.add(1) % Self.idleTickInterval == 0 else { return Tally() }
+            ticks = Self.idleTickInterval
+        }
         return withUnsafeTemporaryAllocation(of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.chunkCapacity)
         {
             chunk in
-            var plan = DispatchPlan(key: key, includingUnkeyed: includingUnkeyed, chunk: chunk)
+            var plan = DispatchPlan(includingUnkeyed: includingUnkeyed, chunk: chunk)
             var sweep = SweepBatch()
             // Whether to report a dead event (1), whether to trace (2): read with the lock held.
             var reports: UInt8 = 0
             let route: Route = withIndex { index, retired in
-                index.tick(.dispatch, sweep: &sweep, retired: &retired)
+                index.tick(.dispatch, times: ticks, sweep: &sweep, retired: &retired)
                 // A sticky dispatch is never a dead event.
                 if bus != nil { reports = index.reports & (sticky == nil ? 3 : 2) }
-                var found = index.bucket(for: typeID)
+                var found = index.unmanagedBucket(for: typeID)
                 if found == nil, let bus, sticky != nil || index.needsBucket(E.self) {
-                    found = index.bucket(for: E.self, on: bus)
+                    found = Unmanaged.passUnretained(index.bucket(for: E.self, on: bus))
                 }
-                guard let bucket = found else { return .nothing }
-                var supertypes: (any SupertypeDelivering)?
-                if !bucket.isPlain {
-                    if let hooks = bucket.hooks, !bypassingHooks { return .hooks(hooks) }
-                    if bus != nil { supertypes = bucket.supertypes }
+                guard let found else { return .nothing }
+                // Unmanaged: the index holds its buckets, and the lock is held.
+                return found._withUnsafeGuaranteedRef { bucket in
+                    var supertypes: (any SupertypeDelivering)?
+                    if !bucket.isPlain {
+                        if let hooks = bucket.hooks, !bypassingHooks { return .hooks(hooks) }
+                        if bus != nil { supertypes = bucket.supertypes }
+                    }
+                    if case .all = walk {} else { plan.limit(to: walk) }
+                    // With supertypes, the monitors come after the supertypes' handlers (`deliver`).
+                    if supertypes != nil { plan.limit(to: .handlers(stopped: false, upTo: .max)) }
+                    plan.start(in: bucket, key: key, lastID: index.lastID, index: &index, retired: &retired)
+                    if let sticky {
+                        // A supertype's subscriber receiving it counts too.
+                        let received =
+                            supertypes == nil
+                            ? plan.foundSubscribers : index.receives(key, in: bucket, orIn: sticky.supertypeIDs)
+                        index.storeSticky(
+                            event, key: key, policy: sticky.policy, received: received, in: bucket,
+                            retired: &retired)
+                    }
+                    return supertypes.map(Route.planThenSupertypes) ?? .plan
                 }
-                if case .all = walk {} else { plan.limit(to: walk) }
-                // With supertypes, the monitors come after the supertypes' handlers (`deliver`).
-                if supertypes != nil { plan.limit(to: .handlers(stopped: false, upTo: .max)) }
-                plan.start(in: bucket, lastID: index.lastID, index: &index, retired: &retired)
-                if let sticky {
-                    // A supertype's subscriber receiving it counts too.
-                    let received =
-                        supertypes == nil
-                        ? plan.foundSubscribers : index.receives(key, in: bucket, orIn: sticky.supertypeIDs)
-                    index.storeSticky(
-                        event, key: key, policy: sticky.policy, received: received, in: bucket, retired: &retired)
-                }
-                return supertypes.map(Route.planThenSupertypes) ?? .plan
             }
             var tally = Tally()
             switch route {
             case .plan:
-                withUnsafePointer(to: event) { plan.run($0, in: self) }
+                withUnsafePointer(to: event) { plan.run($0, key: key, in: self) }
                 tally = Tally(
                     reached: plan.reached, enqueued: plan.enqueued, isStopped: plan.isStopped,
                     leftMonitors: plan.leftMonitors)
             case .planThenSupertypes(let supertypes):
-                withUnsafePointer(to: event) { plan.run($0, in: self) }
+                withUnsafePointer(to: event) { plan.run($0, key: key, in: self) }
                 tally = deliver(
                     event, as: supertypes, key: key, includingUnkeyed: includingUnkeyed, upTo: plan.maxID,
                     after: Tally(
@@ -472,8 +499,11 @@ final class SubscriptionIndex: SubscriptionContainer {
         withIndex { index, _ in index.bucket(for: typeID).map { $0.subscriptionCount - $0.internalCount } ?? 0 }
     }
 
-    /// See `TypeIndex.dispatchesPerSweepTurn`.
-    var dispatchesPerSweepTurn: Int { withIndex { index, _ in index.dispatchesPerSweepTurn } }
+    /// See `TypeIndex.dispatchesPerSweepTurn`; plus the dispatches that skipped the lock whose share
+    /// a later one pays (at most `idleTickInterval - 1`).
+    var dispatchesPerSweepTurn: Int {
+        withIndex { index, _ in index.dispatchesPerSweepTurn } + Self.idleTickInterval - 1
+    }
 
     /// The summary ``mayHaveBucket(_:)`` reads (tests).
     var typeSummaryBits: Int { typeSummary.current }

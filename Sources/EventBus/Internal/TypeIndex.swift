@@ -9,19 +9,23 @@ struct TypeIndex {
     private var buckets: [ObjectIdentifier: Bucket] = [:]
     /// A direct-mapped cache in front of `buckets`: hashing an `ObjectIdentifier` costs more than
     /// the rest of a dispatch to one subscriber. A removed bucket leaves its slot.
-    private var recentBuckets = ContiguousArray<Bucket?>(repeating: nil, count: TypeIndex.recentBucketsCount)
+    // Unmanaged: `buckets` holds every bucket in the cache (a removed bucket leaves it first), and
+    // reading one then costs no reference counting.
+    private var recentBuckets = ContiguousArray<Unmanaged<Bucket>?>(repeating: nil, count: TypeIndex.recentBucketsCount)
     private static let recentBucketsCount = 32  // a power of two
     /// Which event types may have a bucket, readable without the lock
-    /// (``SubscriptionIndex/mayHaveBucket(_:)``): `summaryMask`, or every bit while a tracer is set
-    /// (so that a chain post takes the lock of a traced node, and learns of its tracer there).
+    /// (``SubscriptionIndex/mayHaveBucket(_:)``): `summaryMask`, or every bit while a tracer or a
+    /// dead-event handler is set (so that a chain post takes the lock of a traced node, and learns
+    /// of its tracer there, and a dispatch nobody receives takes the lock to report it).
     let typeSummary = AtomicCounter()
     /// Bit `summaryBit(of:)` is set while a type with that bit has a bucket. `summaryCounts[bit]`:
     /// how many buckets have that bit.
     private var summaryMask = 0
     private var summaryCounts = ContiguousArray<UInt32>(repeating: 0, count: 64)
-    /// Types recently dispatched with no bucket that have no hooks and no supertypes, by the same
-    /// slots: so that a dispatch nobody listens to checks the type's conformances only once.
-    private var recentUnhooked = ContiguousArray<ObjectIdentifier?>(repeating: nil, count: TypeIndex.recentBucketsCount)
+    /// Types recently dispatched with no bucket that have no hooks and no supertypes: so that a
+    /// dispatch nobody listens to checks the type's conformances only once, and (read without the
+    /// lock, see ``SubscriptionIndex``) takes no lock.
+    let unhookedTypes = TypeIDCache()
 
     /// Live subscriptions (their primary node) by slot: how tokens reach them. A token's handle
     /// also carries the id, so a reused slot never answers for an ended subscription.
@@ -107,18 +111,23 @@ struct TypeIndex {
     /// The bucket of `typeID`, if any, through the cache.
     @inline(__always)
     mutating func bucket(for typeID: ObjectIdentifier) -> Bucket? {
+        unmanagedBucket(for: typeID)?.takeUnretainedValue()
+    }
+
+    /// ``bucket(for:)``, unretained: valid under the lock until the index changes.
+    @inline(__always)
+    // Unmanaged: `buckets` holds it.
+    mutating func unmanagedBucket(for typeID: ObjectIdentifier) -> Unmanaged<Bucket>? {
         let slot = Self.slot(of: typeID)
-        if let recent = recentBuckets[slot], recent.typeID == typeID { return recent }
+        if let recent = recentBuckets[slot], recent._withUnsafeGuaranteedRef({ $0.typeID }) == typeID { return recent }
         guard let bucket = buckets[typeID] else { return nil }
-        recentBuckets[slot] = bucket
-        return bucket
+        recentBuckets[slot] = Unmanaged.passUnretained(bucket)
+        return recentBuckets[slot]
     }
 
     @inline(__always)
     private static func slot(of typeID: ObjectIdentifier) -> Int {
-        // Type metadata is word-aligned: drop the low bits, fold in some higher ones.
-        let bits = UInt(bitPattern: typeID)
-        return Int(truncatingIfNeeded: (bits >> 4) ^ (bits >> 11)) & (recentBucketsCount - 1)
+        TypeIDCache.slot(of: typeID, count: recentBucketsCount)
     }
 
     /// The bucket of `E`, made (with `E`'s hooks and supertypes, if it has any) if there is none.
@@ -130,7 +139,7 @@ struct TypeIndex {
         let bucket = Bucket(
             typeID: typeID, hooks: hooks, supertypes: supertypes, plainSubscriptionClass: PlainSubscription<E>.self)
         buckets[typeID] = bucket
-        recentBuckets[Self.slot(of: typeID)] = bucket
+        recentBuckets[Self.slot(of: typeID)] = Unmanaged.passUnretained(bucket)
         summarize(typeID, added: true)
         return bucket
     }
@@ -155,25 +164,22 @@ struct TypeIndex {
     }
 
     private func publishSummary() {
-        typeSummary.store(hasTracer ? ~0 : summaryMask)
+        typeSummary.store(reports != 0 ? ~0 : summaryMask)
     }
 
     /// Whether `E`, which has no bucket, needs one to be dispatched: it has hooks or supertypes (two
     /// conformance checks, cached per slot for the types that have neither).
     @inline(__always)
-    mutating func needsBucket<E: Sendable>(_: E.Type) -> Bool {
-        let typeID = ObjectIdentifier(E.self)
-        let slot = Self.slot(of: typeID)
-        if recentUnhooked[slot] == typeID { return false }
-        return needsBucket(E.self, slot: slot)
+    func needsBucket<E: Sendable>(_: E.Type) -> Bool {
+        if unhookedTypes.contains(ObjectIdentifier(E.self)) { return false }
+        return checkNeedsBucket(E.self)
     }
 
     /// `needsBucket`, when the type is not in the cache.
     @inline(never)
-    private mutating func needsBucket<E: Sendable>(_: E.Type, slot: Int) -> Bool {
-        let typeID = ObjectIdentifier(E.self)
+    private func checkNeedsBucket<E: Sendable>(_: E.Type) -> Bool {
         guard E.self is any HookedEvent.Type || E.self is any DeliveredAsSupertypes.Type else {
-            recentUnhooked[slot] = typeID
+            unhookedTypes.insert(ObjectIdentifier(E.self))
             return false
         }
         return true
@@ -209,7 +215,9 @@ struct TypeIndex {
             buckets[bucket.typeID] = nil
             summarize(bucket.typeID, added: false)
             let slot = Self.slot(of: bucket.typeID)
-            if recentBuckets[slot] === bucket { recentBuckets[slot] = nil }
+            if recentBuckets[slot]?.toOpaque() == Unmanaged.passUnretained(bucket).toOpaque() {
+                recentBuckets[slot] = nil
+            }
             retired.add(bucket)
         }
         bucket.emptySince = nil
@@ -225,15 +233,16 @@ struct TypeIndex {
 
     // MARK: Operations
 
-    /// Counts one bus operation: pays its share of background work (one empty bucket at most) and
-    /// picks the owned nodes its share of the sweep checks (after unlocking, by the caller).
+    /// Counts `times` bus operations of one kind (more than one: dispatches that skipped the lock,
+    /// see ``SubscriptionIndex``): pays their share of background work (one empty bucket at most)
+    /// and picks the owned nodes their share of the sweep checks (after unlocking, by the caller).
     @inline(__always)
-    mutating func tick(_ work: Work, sweep: inout SweepBatch, retired: inout Retired) {
-        operations &+= 1
+    mutating func tick(_ work: Work, times: Int = 1, sweep: inout SweepBatch, retired: inout Retired) {
+        operations &+= UInt64(times)
         if emptyBucketsHead < emptyBuckets.count { removeOneEmptyBucket(retired: &retired) }
         if !expiries.isEmpty { expireSticky(limit: 2, retired: &retired) }
         guard ownedCount > 0 else { return }
-        sweepCredit += work.rawValue
+        sweepCredit += work.rawValue * times
         while sweepCredit >= 8 && !sweep.isFull {
             sweepCredit -= 8
             guard let node = advanceSweepCursor() else { break }

@@ -28,19 +28,10 @@ final class Bucket {
 
     /// Whether the type has neither hooks nor supertypes (a dispatch reads neither then).
     let isPlain: Bool
-    /// `PlainSubscription<E>.self` for the bucket's type `E`: a subscribe makes the commonest node
-    /// from it, without looking up the generic class's metadata at run time (unspecialized code
-    /// would, each time).
-    let plainSubscriptionClass: AnyClass
-
-    init(
-        typeID: ObjectIdentifier, hooks: (any EventTypeHooks)?, supertypes: (any SupertypeDelivering)?,
-        plainSubscriptionClass: AnyClass
-    ) {
+    init(typeID: ObjectIdentifier, hooks: (any EventTypeHooks)?, supertypes: (any SupertypeDelivering)?) {
         self.typeID = typeID
         self.hooks = hooks
         self.supertypes = supertypes
-        self.plainSubscriptionClass = plainSubscriptionClass
         isPlain = hooks == nil && supertypes == nil
     }
 

@@ -6,18 +6,16 @@ final class PlainSubscription<E: Sendable>: Subscription<E>, @unchecked Sendable
     private let handler: @Sendable (E) -> Void
 
     init(
-        handler: @escaping @Sendable (E) -> Void, id: UInt64, slot: UInt32, key: String?, body: Body<E>,
-        traits: SubscriptionTraits, callSite: CallSite, bucket: Bucket, container: SubscriptionIndex
+        handler: @escaping @Sendable (E) -> Void, key: String?, body: Body<E>, traits: SubscriptionTraits,
+        callSite: CallSite, container: SubscriptionIndex
     ) {
         self.handler = handler
-        super.init(
-            id: id, slot: slot, key: key, body: body, traits: traits, owner: nil, callSite: callSite,
-            bucket: bucket, container: container)
+        super.init(key: key, body: body, traits: traits, owner: nil, callSite: callSite, container: container)
     }
 
     override func deliver(_ event: UnsafeRawPointer) -> Outcome {
         guard isLive else { return .ended }
-        // A dispatch of `E` reaches only the nodes in the bucket of `E` (`TypeIndex.insert`).
+        // A dispatch of `E` reaches only the nodes in the bucket of `E` (`TypeIndex.link`).
         handler(event.assumingMemoryBound(to: E.self).pointee)
         return .delivered
     }

@@ -12,6 +12,14 @@ package struct Retired: ~Copyable {
 
     init() {}
 
+    /// Room for `count` objects, allocated now (call it before taking the lock: an allocation
+    /// under the lock would make every thread waiting for it wait for the allocator too).
+    init(capacity count: Int) {
+        guard count > 1 else { return }
+        more = []
+        more!.reserveCapacity(count - 1)
+    }
+
     package mutating func add(_ object: AnyObject) {
         if first == nil {
             first = object

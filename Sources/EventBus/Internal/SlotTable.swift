@@ -7,7 +7,7 @@
 /// reused first, through a free list threaded through the pages. Touched only under the bus lock.
 ///
 /// A slot refers to its subscription's primary node without retaining it: the node is in the table
-/// only while it is linked in its list, which owns it (`TypeIndex.insert` links it before
+/// only while it is linked in its list, which owns it (`TypeIndex.link` links it before
 /// `set`, `TypeIndex.end` frees the slot before unlinking, `removeAll` drops the table with the
 /// lists). So setting and freeing a slot costs no reference counting.
 struct SlotTable {

@@ -6,25 +6,23 @@ import Dispatch
 /// cast and no invalid combination exists. ``deliver(_:)`` is the one place a handler is called from.
 ///
 /// The commonest body, `.immediate(.event)` with no owner, gets the subclass
-/// ``PlainSubscription``, whose delivery reads one field (`TypeIndex.insert` picks the class).
+/// ``PlainSubscription``, whose delivery reads one field (`SubscriptionIndex.makeNodes` picks the class).
 class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     // @unchecked Sendable: as SubscriptionNode; `body` is immutable.
     final let body: Body<E>
 
     init(
-        id: UInt64, slot: UInt32, key: String?, body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?,
-        callSite: CallSite,
-        bucket: Bucket, container: SubscriptionIndex
+        key: String?, body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?, callSite: CallSite,
+        container: SubscriptionIndex
     ) {
         self.body = body
         super.init(
-            id: id, slot: slot, key: key, traits: traits, owner: owner, ownerBelongsToMain: body.runsOnMain,
-            callSite: callSite,
-            bucket: bucket, container: container)
+            key: key, traits: traits, owner: owner, ownerBelongsToMain: body.runsOnMain, callSite: callSite,
+            container: container)
     }
 
     override func deliver(_ event: UnsafeRawPointer) -> Outcome {
-        // A dispatch of `E` reaches only the nodes in the bucket of `E` (`TypeIndex.insert`).
+        // A dispatch of `E` reaches only the nodes in the bucket of `E` (`TypeIndex.link`).
         deliver(event.assumingMemoryBound(to: E.self).pointee)
     }
 

@@ -41,9 +41,10 @@ final class SubscriptionIndex: SubscriptionContainer {
     }
 
     /// Runs `body` under the lock, then settles what it retired.
+    /// `capacity`: the objects it is expected to retire, for which room is made before locking.
     @inline(__always)
-    func withIndex<R>(_ body: (inout TypeIndex, inout Retired) -> R) -> R {
-        var retired = Retired()
+    func withIndex<R>(retiring capacity: Int = 0, _ body: (inout TypeIndex, inout Retired) -> R) -> R {
+        var retired = Retired(capacity: capacity)
         let result = state.withLock { index in body(&index, &retired) }
         retired.settle()
         return result
@@ -65,19 +66,42 @@ final class SubscriptionIndex: SubscriptionContainer {
             return subscribeReplaying(
                 E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite, bus: bus)
         }
+        let primary = makeNodes(E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite)
         var sweep = SweepBatch()
         var traces = false
         let node = withIndex { index, retired in
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
             traces = index.hasTracer
-            return index.insert(
-                E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite, bus: bus,
-                container: self,
-                retired: &retired)
+            return index.link(primary, traits: traits, bus: bus, retired: &retired)
         }
         sweep.check(in: self)
         if traces, let node { traceSubscribed(node, keys: keys) }
         return node
+    }
+
+    /// The nodes of a new subscription: the primary, with the other keys' nodes as its siblings.
+    /// Built before the lock is taken, and registered under it by `TypeIndex.link`: an allocation
+    /// under the lock would make every thread waiting for the lock wait for the allocator too.
+    private func makeNodes<E: Sendable>(
+        _: E.Type, keys: [String], body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?, callSite: CallSite
+    ) -> Subscription<E> {
+        // The plain shape gets its own class (see `PlainSubscription`).
+        // A `let`: a `var` captured by `node(key:)` would be boxed, with run-time exclusivity checks.
+        let plainHandler: (@Sendable (E) -> Void)? =
+            switch body {
+            case .immediate(.event(let handler)) where !traits.isOwned: handler
+            default: nil
+            }
+        func node(key: String?) -> Subscription<E> {
+            if let plainHandler {
+                return PlainSubscriptionClasses.shared.plainClass(of: E.self).init(
+                    handler: plainHandler, key: key, body: body, traits: traits, callSite: callSite, container: self)
+            }
+            return Subscription(key: key, body: body, traits: traits, owner: owner, callSite: callSite, container: self)
+        }
+        let primary = node(key: keys.first)
+        if keys.count > 1 { primary.siblings = keys.dropFirst().map { node(key: $0) } }
+        return primary
     }
 
     /// `subscribe` with the replay of the kept sticky events (see there).
@@ -87,6 +111,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         callSite: CallSite,
         bus: EventBus
     ) -> SubscriptionNode? {
+        let primary = makeNodes(E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite)
         var sweep = SweepBatch()
         var replay: [StickyStore<E>.Entry] = []
         var released: [StickyStore<E>.Entry] = []
@@ -95,10 +120,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         let node = withIndex { index, retired in
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
             traces = index.hasTracer
-            let node = index.insert(
-                E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite, bus: bus,
-                container: self,
-                retired: &retired)
+            let node = index.link(primary, traits: traits, bus: bus, retired: &retired)
             if let node {
                 replay =
                     index.withStickyStore(of: E.self) { store, now in
@@ -135,7 +157,7 @@ final class SubscriptionIndex: SubscriptionContainer {
 
     func reclaim(_ subscriptions: some Sequence<SubscriptionHandle>) {
         var ended: [SubscriptionNode] = []
-        withIndex { index, retired in
+        withIndex(retiring: subscriptions.underestimatedCount) { index, retired in
             for subscription in subscriptions {
                 let node = index.end(subscription, retired: &retired)
                 if index.hasTracer, let node { ended.append(node) }
@@ -432,6 +454,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         let onMain = isOnMainQueue
         var remaining = withIndex { index, _ in index.ownedCount }
         var nodes = ContiguousArray<SubscriptionNode>()
+        nodes.reserveCapacity(Swift.min(remaining, 256))  // not under the lock
         while remaining > 0 {
             let batch = Swift.min(remaining, 256)
             remaining -= batch

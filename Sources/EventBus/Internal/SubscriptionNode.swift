@@ -12,18 +12,21 @@ internal import _EventBusShims
 /// container) is broken when the bus is deallocated and its container ends and unlinks every node
 /// (`removeAll`). ``Subscription`` adds the typed body.
 class SubscriptionNode: @unchecked Sendable {
-    // @unchecked Sendable: `liveness` is only touched through the C atomics; the links, `pins`,
-    // `unlinkWhenUnpinned`, `siblings` and `bag` only under the lock of the container the node is in;
+    // @unchecked Sendable: `liveness` is only touched through the C atomics. A node is built before
+    // the lock is taken and seen only by the registering thread until it is registered under the
+    // lock of its container; from then on, the links, `pins`, `unlinkWhenUnpinned`, `siblings` and
+    // `bag` are only touched under that lock, and `id`, `slot` and `bucket` (set then) only read;
     // everything else is immutable after init (`owner` is a weak reference written once in init).
 
     /// 1 while the subscription is live, 0 once it has ended. It must stay the first stored
     /// property: its address is taken for the atomics (`livenessWord`), never read as a property.
     private var liveness: Int = 1
 
-    /// Unique in the process (`EventToken` equality), from a counter; also orders a list.
-    let id: UInt64
-    /// The primary's place in its container's slot table (siblings share it).
-    let slot: UInt32
+    /// Unique in the process (`EventToken` equality), from a counter; also orders a list. Set
+    /// when the node is registered (`TypeIndex.link`), 0 until then.
+    @exclusivity(unchecked) final var id: UInt64 = 0
+    /// The primary's place in its container's slot table (siblings share it). Set with `id`.
+    @exclusivity(unchecked) final var slot: UInt32 = 0
     /// The key of the list this node sits in, `nil` for the unkeyed list.
     let key: String?
     /// Whether the subscription was bound to an owner with `freeWith`.
@@ -41,14 +44,15 @@ class SubscriptionNode: @unchecked Sendable {
     /// Whether the owner may only be released on the main queue (main-actor and `atQueue(.main)`
     /// subscriptions): the sweep never loads it on another thread.
     let ownerBelongsToMain: Bool
-    /// The bucket the node is filed in. Read only under the lock while `isLinked` (a bucket with a
-    /// linked node is never removed).
-    unowned(unsafe) let bucket: Bucket  // unowned(unsafe): valid while linked, see above
+    /// The bucket the node is filed in. Set with `id`; read only under the lock while `isLinked` (a
+    /// bucket with a linked node is never removed).
+    @exclusivity(unchecked) unowned(unsafe) final var bucket: Bucket?  // unowned(unsafe): valid while linked, see above
     /// Where the node is registered (held strongly: see the type's comment).
     let container: SubscriptionIndex
 
     /// The other keys' nodes of the same subscription (empty for all but multi-key subscriptions):
-    /// on the primary only, read and written under the container's lock.
+    /// on the primary only, set before the node is registered, then read and written under the
+    /// container's lock.
     @exclusivity(unchecked) var siblings: [SubscriptionNode] = []
 
     // List links, under the container's lock (which also makes the runtime's dynamic exclusivity
@@ -78,14 +82,11 @@ class SubscriptionNode: @unchecked Sendable {
     /// read and written only under the container's lock.
     @exclusivity(unchecked) var printedError = false
 
+    /// A node not registered yet: `TypeIndex.link` gives it its id, slot and bucket.
     init(
-        id: UInt64, slot: UInt32, key: String?, traits: SubscriptionTraits, owner: AnyObject?,
-        ownerBelongsToMain: Bool,
-        callSite: CallSite, bucket: Bucket, container: SubscriptionIndex
+        key: String?, traits: SubscriptionTraits, owner: AnyObject?, ownerBelongsToMain: Bool, callSite: CallSite,
+        container: SubscriptionIndex
     ) {
-        self.id = id
-        self.slot = slot
-        self.bucket = bucket
         self.key = key
         self.owner = owner
         self.isOwned = traits.isOwned

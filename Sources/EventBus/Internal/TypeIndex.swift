@@ -137,7 +137,7 @@ struct TypeIndex {
         let hooks = (E.self as? any HookedEvent.Type).map { makeHooks($0, for: bus) }
         let supertypes = (E.self as? any DeliveredAsSupertypes.Type).map { makeFanOut($0) }
         let bucket = Bucket(
-            typeID: typeID, hooks: hooks, supertypes: supertypes, plainSubscriptionClass: PlainSubscription<E>.self)
+            typeID: typeID, hooks: hooks, supertypes: supertypes)
         buckets[typeID] = bucket
         recentBuckets[Self.slot(of: typeID)] = Unmanaged.passUnretained(bucket)
         summarize(typeID, added: true)
@@ -280,51 +280,25 @@ struct TypeIndex {
         return true
     }
 
-    /// Registers a subscription under each of `keys` (none: the unkeyed list) and returns its
-    /// primary node, or `nil` if the event type's hooks refused it.
-    mutating func insert<E: Sendable>(
-        _ type: E.Type, keys: [String], body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?,
-        callSite: CallSite,
-        bus: EventBus, container: SubscriptionIndex, retired: inout Retired
+    /// Registers the subscription whose primary node is `primary` (built, with its siblings, before
+    /// the lock was taken: see `SubscriptionIndex.subscribe`): gives its nodes their id, slot and
+    /// bucket, and links each in the list of its key. Returns the primary, or `nil` if the event
+    /// type's hooks refused the subscription. Hooks may admit only some of the keys: the nodes of
+    /// the others are retired unregistered, and the first admitted node is the primary.
+    mutating func link<E: Sendable>(
+        _ primary: Subscription<E>, traits: SubscriptionTraits, bus: EventBus, retired: inout Retired
     ) -> Subscription<E>? {
         let bucket = bucket(for: E.self, on: bus)
-        var keys = keys
+        var primary = primary
         if let hooks = bucket.hooks {
-            guard let admitted = hooks.admit(keys: keys, retired: &retired) else { return nil }
-            keys = admitted
+            guard let admitted = Self.admit(primary, by: hooks, retired: &retired) else { return nil }
+            primary = admitted
         }
         let id = eventbus_next_subscription_id()
         lastID = id
         let slot = slots.reserve()
-        // The plain shape gets its own class (see `PlainSubscription`).
-        // A `let`: a `var` captured by `node(key:)` would be boxed, with run-time exclusivity checks.
-        let plainHandler: (@Sendable (E) -> Void)? =
-            switch body {
-            case .immediate(.event(let handler)) where !traits.isOwned: handler
-            default: nil
-            }
-        func node(key: String?) -> Subscription<E> {
-            if let plainHandler {
-                // unsafeBitCast: the bucket of `E` holds `PlainSubscription<E>.self` (see there).
-                let plain = unsafeBitCast(bucket.plainSubscriptionClass, to: PlainSubscription<E>.Type.self)
-                return plain.init(
-                    handler: plainHandler, id: id, slot: slot, key: key, body: body, traits: traits,
-                    callSite: callSite, bucket: bucket, container: container)
-            }
-            return Subscription(
-                id: id, slot: slot, key: key, body: body, traits: traits, owner: owner, callSite: callSite,
-                bucket: bucket,
-                container: container)
-        }
-        let primary = node(key: keys.first)
-        bucket.append(primary)
-        if keys.count > 1 {
-            primary.siblings = keys.dropFirst().map { key in
-                let sibling = node(key: key)
-                bucket.append(sibling)
-                return sibling
-            }
-        }
+        link(primary, id: id, slot: slot, in: bucket)
+        for sibling in primary.siblings { link(sibling, id: id, slot: slot, in: bucket) }
         bucket.subscriptionCount += 1
         subscriptionCount += 1
         if traits.isInternal {
@@ -334,9 +308,37 @@ struct TypeIndex {
         slots.set(primary, at: slot)
         if traits.isOwned { insertOwned(primary) }
         if let hooks = bucket.hooks {
-            for key in keys { hooks.subscribed(key: key, retired: &retired) }
+            if let key = primary.key { hooks.subscribed(key: key, retired: &retired) }
+            for sibling in primary.siblings { hooks.subscribed(key: sibling.key!, retired: &retired) }
         }
         return primary
+    }
+
+    @inline(__always)
+    private func link(_ node: SubscriptionNode, id: UInt64, slot: UInt32, in bucket: Bucket) {
+        node.id = id
+        node.slot = slot
+        node.bucket = bucket
+        bucket.append(node)
+    }
+
+    /// Asks `hooks` which keys of the subscription of `primary` they admit: `nil` if none, else the
+    /// primary of the admitted keys' nodes (the others are retired unregistered).
+    private static func admit<E: Sendable>(
+        _ primary: Subscription<E>, by hooks: any EventTypeHooks, retired: inout Retired
+    ) -> Subscription<E>? {
+        let nodes: [SubscriptionNode] = [primary] + primary.siblings
+        guard let admitted = hooks.admit(keys: nodes.compactMap(\.key), retired: &retired) else { return nil }
+        guard admitted.count < nodes.count else { return primary }
+        let admittedKeys = Set(admitted)
+        let kept = nodes.filter { $0.key.map(admittedKeys.contains) ?? false }
+        for node in nodes where !kept.contains(where: { $0 === node }) { retired.add(node) }
+        guard let first = kept.first else { return nil }
+        // The siblings of a subscription's primary are all nodes of the same `Subscription<E>` type.
+        let newPrimary = unsafeDowncast(first, to: Subscription<E>.self)
+        primary.siblings = []
+        newPrimary.siblings = Array(kept.dropFirst())
+        return newPrimary
     }
 
     private mutating func insertOwned(_ node: SubscriptionNode) {
@@ -397,11 +399,11 @@ struct TypeIndex {
         subscriptionCount -= 1
         if primary.isInternal {
             internalCount -= 1
-            primary.bucket.internalCount -= 1
+            primary.bucket!.internalCount -= 1
         }
         _ = primary.end()
         for sibling in primary.siblings { _ = sibling.end() }
-        let bucket = primary.bucket
+        let bucket = primary.bucket!
         if let bag = primary.bag {
             retired.tell(bag, forget: primary.id)
             primary.bag = nil
@@ -435,7 +437,7 @@ struct TypeIndex {
         let end = Swift.min(slots.count, start &+ limit)
         var slot = start
         while slot < end {
-            if let node = slots.node(at: slot), node.isLive, typeID == nil || node.bucket.typeID == typeID {
+            if let node = slots.node(at: slot), node.isLive, typeID == nil || node.bucket!.typeID == typeID {
                 found.append((node, node.siblings.compactMap(\.key)))
             }
             slot += 1

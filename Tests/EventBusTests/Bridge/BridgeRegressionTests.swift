@@ -24,6 +24,32 @@ struct BridgeRegressionTests {
         token.dispose()
     }
 
+    @Test(
+        "A subscription whose first key is a sender filter, dropped for the plain name chained after it, gets each post once and ends with its token"
+    )
+    func senderFilterFirstThenName() {
+        let center = NotificationCenter()
+        let bus = EventBus(notificationCenter: center)
+        let sender = Sentinel()
+        let calls = Shared(0)
+        // The sender key is the subscription's first node: the hooks drop it, and the plain name's
+        // node becomes the primary the token names.
+        let token = bus.on(notification: Self.name, object: sender).ofType(Self.name).next { _ in calls.increment() }
+
+        center.post(name: Self.name, object: sender)
+        center.post(name: Self.name, object: nil)
+        #expect(calls.value == 2, "one call per post, not one per matching key")
+        #expect(!token.isDisposed)
+        #expect(token.info?.keys == [Self.name.rawValue], "only the admitted key is registered")
+        #expect(bus.subscriptionCount(of: NotificationEvent.self) == 1)
+
+        token.dispose()
+        center.post(name: Self.name, object: nil)
+        #expect(calls.value == 2, "nothing after dispose")
+        #expect(token.isDisposed)
+        #expect(bus.subscriptionCount(of: NotificationEvent.self) == 0)
+    }
+
     @Test("Replacing the issue handler releases the old one outside the handler's lock")
     func replacingIssueHandlerReleasesOutsideLock() {
         let bus = EventBus(notificationCenter: NotificationCenter())

@@ -160,6 +160,22 @@ struct BoundedWorkTests {
                 + "\(buckets - baseline) per-type entries left (baseline \(baseline))")
     }
 
+    @Test(
+        "event types first subscribed to on two threads at once (more types than the process-wide table of node classes holds) each deliver to their own subscriber"
+    )
+    func nodeClassesOfNewTypesOnTwoThreads() {
+        // Two buses (so each thread's count is exact) share the process-wide table of node classes,
+        // which both threads fill at once; 512 types overflow its 256 entries.
+        let depth = 9
+        let counts = [Shared(0), Shared(0)]
+        DispatchQueue.concurrentPerform(iterations: 2) { thread in
+            let bus = EventBus()
+            Self.forEachType(Bool.self, depth: depth, SubscribeDispatchDispose(bus: bus, delivered: counts[thread]))
+        }
+        #expect(counts.map(\.value) == [1 << depth, 1 << depth], "each dispatch reached its one subscriber")
+        print("Bounded work: \(1 << depth) new event types subscribed to on 2 threads at once, each delivered once")
+    }
+
     @Test("the lock-free summary of event types with a bucket (which chain posts read) empties with the buckets")
     func typeSummaryFollowsBuckets() {
         let bus = EventBus()

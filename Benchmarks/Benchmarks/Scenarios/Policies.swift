@@ -28,53 +28,54 @@ func policyScenarios() -> [Scenario] {
     [
         // The reference: 10 plain subscribers.
         Scenario("policies plain-10 EventBus") {
-            let (bus, _) = bus { bus, sink in for _ in 0..<10 { bus.on(Tick.self).next { sink.take($0.value) } } }
+            let (bus, _) = bus { bus, sink in for _ in 0..<10 { _ = bus.on(Tick.self).next { sink.take($0.value) } } }
             return Workload { operations in for i in 0..<operations { bus.dispatch(Tick(value: i)) } }
         },
         // The same 10 over three priorities (4 high, 3 normal, 3 low): two more levels to walk.
         Scenario("policies priorities-10 EventBus") {
             let (bus, _) = bus { bus, sink in
                 let priorities: [EventPriority] = [.high, .normal, .low]
-                for i in 0..<10 { bus.on(Tick.self).priority(priorities[i % 3]).next { sink.take($0.value) } }
+                for i in 0..<10 { _ = bus.on(Tick.self).priority(priorities[i % 3]).next { sink.take($0.value) } }
             }
             return Workload { operations in for i in 0..<operations { bus.dispatch(Tick(value: i)) } }
         },
         // 9 plain subscribers behind one `handle` that continues, and a monitor after them.
         Scenario("policies handle-and-monitor-10 EventBus") {
             let (bus, _) = bus { bus, sink in
-                bus.on(Tick.self).priority(.high).handle { event in
+                _ = bus.on(Tick.self).priority(.high).handle { event in
                     sink.take(event.value)
                     return .continue
                 }
-                for _ in 0..<8 { bus.on(Tick.self).next { sink.take($0.value) } }
-                bus.on(Tick.self).monitor().next { sink.take($0.value) }
+                for _ in 0..<8 { _ = bus.on(Tick.self).next { sink.take($0.value) } }
+                _ = bus.on(Tick.self).monitor().next { sink.take($0.value) }
             }
             return Workload { operations in for i in 0..<operations { bus.dispatch(Tick(value: i)) } }
         },
         // 10 subscribers of the supertype only: the conversion and a second fan-out.
         Scenario("policies supertype-10 EventBus") {
             let (bus, _) = bus { bus, sink in
-                for _ in 0..<10 { bus.on(anyOf: (any TickLike).self).next { sink.take($0.value) } }
+                for _ in 0..<10 { _ = bus.on(anyOf: (any TickLike).self).next { sink.take($0.value) } }
             }
             return Workload { operations in for i in 0..<operations { bus.dispatch(SupertypedTick(value: i)) } }
         },
         // 10 plain subscribers of an event that declares a supertype nobody subscribes to.
         Scenario("policies supertype-unused-10 EventBus") {
             let (bus, _) = bus { bus, sink in
-                for _ in 0..<10 { bus.on(SupertypedTick.self).next { sink.take($0.value) } }
+                for _ in 0..<10 { _ = bus.on(SupertypedTick.self).next { sink.take($0.value) } }
             }
             return Workload { operations in for i in 0..<operations { bus.dispatch(SupertypedTick(value: i)) } }
         },
         // 10 plain subscribers with a tracer set that counts the records (issue 12): a record built
         // (a type name, two counts) and the tracer read under the lock again, per dispatch.
         Scenario("policies traced-10 EventBus") {
-            let (bus, sink) = bus { bus, sink in for _ in 0..<10 { bus.on(Tick.self).next { sink.take($0.value) } } }
+            let (bus, sink) = bus { bus, sink in for _ in 0..<10 { _ = bus.on(Tick.self).next { sink.take($0.value) } }
+            }
             bus.tracer = { record in if case .dispatched(let dispatched) = record { sink.take(dispatched.delivered) } }
             return Workload { operations in for i in 0..<operations { bus.dispatch(Tick(value: i)) } }
         },
         // 10 plain subscribers, each dispatch kept as the latest sticky event.
         Scenario("policies sticky-latest-10 EventBus") {
-            let (bus, _) = bus { bus, sink in for _ in 0..<10 { bus.on(Tick.self).next { sink.take($0.value) } } }
+            let (bus, _) = bus { bus, sink in for _ in 0..<10 { _ = bus.on(Tick.self).next { sink.take($0.value) } } }
             return Workload { operations in for i in 0..<operations { bus.dispatch(Tick(value: i), sticky: .latest) } }
         },
     ]

@@ -136,8 +136,7 @@ struct TypeIndex {
         if let bucket = bucket(for: typeID) { return bucket }
         let hooks = (E.self as? any HookedEvent.Type).map { makeHooks($0, for: bus) }
         let supertypes = (E.self as? any DeliveredAsSupertypes.Type).map { makeFanOut($0) }
-        let bucket = Bucket(
-            typeID: typeID, hooks: hooks, supertypes: supertypes)
+        let bucket = Bucket(typeID: typeID, hooks: hooks, supertypes: supertypes)
         buckets[typeID] = bucket
         recentBuckets[Self.slot(of: typeID)] = Unmanaged.passUnretained(bucket)
         summarize(typeID, added: true)
@@ -168,7 +167,7 @@ struct TypeIndex {
     }
 
     /// Whether `E`, which has no bucket, needs one to be dispatched: it has hooks or supertypes (two
-    /// conformance checks, cached per slot for the types that have neither).
+    /// conformance checks, cached in `unhookedTypes` for the types that have neither).
     @inline(__always)
     func needsBucket<E: Sendable>(_: E.Type) -> Bool {
         if unhookedTypes.contains(ObjectIdentifier(E.self)) { return false }
@@ -331,8 +330,10 @@ struct TypeIndex {
         guard let admitted = hooks.admit(keys: nodes.compactMap(\.key), retired: &retired) else { return nil }
         guard admitted.count < nodes.count else { return primary }
         let admittedKeys = Set(admitted)
-        let kept = nodes.filter { $0.key.map(admittedKeys.contains) ?? false }
-        for node in nodes where !kept.contains(where: { $0 === node }) { retired.add(node) }
+        var kept: [SubscriptionNode] = []
+        for node in nodes {
+            if node.key.map(admittedKeys.contains) ?? false { kept.append(node) } else { retired.add(node) }
+        }
         guard let first = kept.first else { return nil }
         // The siblings of a subscription's primary are all nodes of the same `Subscription<E>` type.
         let newPrimary = unsafeDowncast(first, to: Subscription<E>.self)

@@ -165,15 +165,39 @@ struct BoundedWorkTests {
     )
     func nodeClassesOfNewTypesOnTwoThreads() {
         // Two buses (so each thread's count is exact) share the process-wide table of node classes,
-        // which both threads fill at once; 512 types overflow its 256 entries.
+        // which both threads fill at once; 512 types overflow its 256 entries. A node made from
+        // another type's class would name that type (its events are all empty, so delivery alone
+        // could not tell).
         let depth = 9
         let counts = [Shared(0), Shared(0)]
+        let misnamed = Shared(0)
         DispatchQueue.concurrentPerform(iterations: 2) { thread in
             let bus = EventBus()
-            Self.forEachType(Bool.self, depth: depth, SubscribeDispatchDispose(bus: bus, delivered: counts[thread]))
+            Self.forEachType(
+                Bool.self, depth: depth,
+                NamedSubscribeDispatchDispose(bus: bus, delivered: counts[thread], misnamed: misnamed))
         }
         #expect(counts.map(\.value) == [1 << depth, 1 << depth], "each dispatch reached its one subscriber")
-        print("Bounded work: \(1 << depth) new event types subscribed to on 2 threads at once, each delivered once")
+        #expect(misnamed.value == 0, "subscriptions whose node is of another event type's class")
+        print(
+            "Bounded work: \(1 << depth) new event types subscribed to on 2 threads at once: dispatches delivered "
+                + "\(counts[0].value) and \(counts[1].value) times, "
+                + "\(misnamed.value) nodes of another type's class")
+    }
+
+    /// `SubscribeDispatchDispose`, counting the subscriptions whose node names another event type.
+    struct NamedSubscribeDispatchDispose: TypeVisitor {
+        let bus: EventBus
+        let delivered: Shared<Int>
+        let misnamed: Shared<Int>
+
+        func visit<Tag>(_: Tag.Type) {
+            let delivered = delivered
+            let token = bus.on(Probe<Tag>.self).next { _ in delivered.increment() }
+            if token.info?.eventType != String(reflecting: Probe<Tag>.self) { misnamed.increment() }
+            bus.dispatch(Probe<Tag>())
+            token.dispose()
+        }
     }
 
     @Test("the lock-free summary of event types with a bucket (which chain posts read) empties with the buckets")

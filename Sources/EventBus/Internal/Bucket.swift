@@ -47,8 +47,8 @@ final class Bucket {
     @inline(__always)
     // Unmanaged: only used under the lock, while the list keeps the node alive.
     func unmanagedHead(of key: String?, at level: DeliveryLevel) -> Unmanaged<SubscriptionNode>? {
-        guard let key else { return unkeyed.unmanagedHead(at: level) }
-        return keyed[key]?.unmanagedHead(at: level)
+        guard let key else { return unkeyed.head(at: level) }
+        return keyed[key]?.head(at: level)
     }
 
     func append(_ node: SubscriptionNode) {
@@ -62,28 +62,30 @@ final class Bucket {
         levelMask |= 1 << level
     }
 
-    /// Unlinks `node`; returns `true` if that emptied the lists of its key.
-    func remove(_ node: SubscriptionNode) -> Bool {
+    /// Unlinks `node`, whose list's reference goes to `retired` (released after unlocking);
+    /// returns `true` if that emptied the lists of its key.
+    func remove(_ node: SubscriptionNode, retired: inout Retired) -> Bool {
         let level = node.level.index
         levelCounts[level] -= 1
         if levelCounts[level] == 0 { levelMask &= ~(1 << level) }
         guard let key = node.key else {
-            unkeyed.remove(node)
+            retired.adopt(unkeyed.remove(node))
             return false
         }
-        keyed[key]?.remove(node)
+        guard let reference = keyed[key]?.remove(node) else { return false }
+        retired.adopt(reference)
         guard keyed[key]?.isEmpty == true else { return false }
         keyed[key] = nil
         return true
     }
 
-    /// Unlinks every node and hands it to `body` (the bus is being deallocated). Iterative:
-    /// releasing a long `next` chain at once would recurse once per node.
-    func drain(_ body: (SubscriptionNode) -> Void) {
+    /// Unlinks every node and hands it to `body` (with `retired`), then its list's reference to
+    /// `retired` (the bus is being deallocated).
+    func drain(into retired: inout Retired, _ body: (SubscriptionNode, inout Retired) -> Void) {
         for level in 0..<DeliveryLevel.count {
             let level = DeliveryLevel(rawValue: UInt8(level))
-            for key in keyed.keys { Self.drain(from: keyed[key]?.head(at: level), body) }
-            Self.drain(from: unkeyed.head(at: level), body)
+            for key in keyed.keys { Self.drain(from: keyed[key]?.head(at: level), into: &retired, body) }
+            Self.drain(from: unkeyed.head(at: level), into: &retired, body)
         }
         keyed = [:]
         unkeyed = LeveledLists()
@@ -91,14 +93,20 @@ final class Bucket {
         levelMask = 0
     }
 
-    private static func drain(from head: SubscriptionNode?, _ body: (SubscriptionNode) -> Void) {
+    private static func drain(
+        from head: Unmanaged<SubscriptionNode>?, into retired: inout Retired,
+        _ body: (SubscriptionNode, inout Retired) -> Void
+    ) {
         var cursor = head
-        while let node = cursor {
+        while let link = cursor {
+            // Unmanaged: the list's reference (see `SubscriberList`), handed to `retired`.
+            let node = link.takeUnretainedValue()
             cursor = node.next
             node.next = nil
             node.previous = nil
             node.isLinked = false
-            body(node)
+            body(node, &retired)
+            retired.adopt(link)
         }
     }
 }

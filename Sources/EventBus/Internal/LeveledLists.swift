@@ -13,17 +13,12 @@ struct LeveledLists {
 
     var isEmpty: Bool { normal.isEmpty && others == nil }
 
-    func head(at level: DeliveryLevel) -> SubscriptionNode? {
+    /// The first node at `level` (for walks under the lock, while the list keeps it alive).
+    @inline(__always)
+    // Unmanaged: see `SubscriberList`.
+    func head(at level: DeliveryLevel) -> Unmanaged<SubscriptionNode>? {
         if level == .normal { return normal.head }
         return others?[level.index].head
-    }
-
-    /// ``head(at:)``, without the reference counting of a strong load (for walks under the lock).
-    @inline(__always)
-    // Unmanaged: only used under the lock, while the list keeps the node alive.
-    func unmanagedHead(at level: DeliveryLevel) -> Unmanaged<SubscriptionNode>? {
-        if level == .normal { return normal.unmanagedHead }
-        return others?[level.index].unmanagedHead
     }
 
     @inline(__always)
@@ -37,15 +32,14 @@ struct LeveledLists {
         othersCount += 1
     }
 
-    /// Unlinks `node`, which must be in these lists. The caller keeps `node` alive past the call.
+    /// Unlinks `node`, which must be in these lists, and hands the list's reference to it to the
+    /// caller (see ``SubscriberList``).
     @inline(__always)
-    mutating func remove(_ node: SubscriptionNode) {
-        if node.level == .normal {
-            normal.remove(node)
-            return
-        }
-        others![node.level.index].remove(node)
+    mutating func remove(_ node: SubscriptionNode) -> Unmanaged<SubscriptionNode> {
+        if node.level == .normal { return normal.remove(node) }
+        let reference = others![node.level.index].remove(node)
         othersCount -= 1
         if othersCount == 0 { others = nil }
+        return reference
     }
 }

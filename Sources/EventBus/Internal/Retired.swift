@@ -20,7 +20,12 @@ package struct Retired: ~Copyable {
         more!.reserveCapacity(count - 1)
     }
 
-    package mutating func add(_ object: AnyObject) {
+    /// Takes over a reference the caller holds unmanaged (a list's: see `SubscriberList`).
+    mutating func adopt(_ reference: Unmanaged<SubscriptionNode>) {
+        add(reference.takeRetainedValue())
+    }
+
+    package mutating func add(_ object: consuming AnyObject) {
         if first == nil {
             first = object
         } else {

@@ -1,34 +1,37 @@
 /// An intrusive doubly linked list of subscription nodes, in subscription order (so in id order).
 ///
-/// O(1) append and O(1) remove given the node; the list owns its nodes through `next`. Only ever
-/// touched under the container's lock.
+/// O(1) append and O(1) remove given the node. The list owns each node it links through one
+/// reference, taken by `append` and handed to the caller by `remove`: its links are unmanaged, so
+/// that linking, unlinking and walking cost no further reference counting. Only ever touched under
+/// the container's lock.
 struct SubscriberList {
-    private(set) var head: SubscriptionNode?
-    private(set) unowned(unsafe) var tail: SubscriptionNode?  // unowned(unsafe): `head`'s `next` chain owns it
+    // Unmanaged: the list holds a reference to each linked node (see above).
+    private(set) var head: Unmanaged<SubscriptionNode>?
+    private var tail: Unmanaged<SubscriptionNode>?  // Unmanaged: as `head`
 
     var isEmpty: Bool { head == nil }
 
-    /// `head`, without the reference counting of a strong load (for walks under the lock).
-    @inline(__always)
-    // Unmanaged: only used under the lock, while the list keeps the node alive.
-    var unmanagedHead: Unmanaged<SubscriptionNode>? { head.map { Unmanaged.passUnretained($0) } }
-
+    /// Links `node` at the end, taking a reference to it.
     @inline(__always)
     mutating func append(_ node: SubscriptionNode) {
+        let link = Unmanaged.passRetained(node)  // the list's reference, handed back by `remove`
         node.previous = tail
         node.next = nil
         node.isLinked = true
-        if let tail { tail.next = node } else { head = node }
-        tail = node
+        if let tail { tail._withUnsafeGuaranteedRef { $0.next = link } } else { head = link }
+        tail = link
     }
 
-    /// Unlinks `node`, which must be in this list. The caller keeps `node` alive past the call.
+    /// Unlinks `node`, which must be in this list, and hands the list's reference to it to the
+    /// caller, who releases it after unlocking (`Retired.adopt`).
     @inline(__always)
-    mutating func remove(_ node: SubscriptionNode) {
-        if let previous = node.previous { previous.next = node.next } else { head = node.next }
-        if let next = node.next { next.previous = node.previous } else { tail = node.previous }
+    mutating func remove(_ node: SubscriptionNode) -> Unmanaged<SubscriptionNode> {
+        let (previous, next) = (node.previous, node.next)
+        if let previous { previous._withUnsafeGuaranteedRef { $0.next = next } } else { head = next }
+        if let next { next._withUnsafeGuaranteedRef { $0.previous = previous } } else { tail = previous }
         node.previous = nil
         node.next = nil
         node.isLinked = false
+        return Unmanaged.passUnretained(node)  // Unmanaged: the list's reference
     }
 }

@@ -57,13 +57,14 @@ class SubscriptionNode: @unchecked Sendable {
 
     // List links, under the container's lock (which also makes the runtime's dynamic exclusivity
     // checks redundant: they would cost more than the linking).
-    @exclusivity(unchecked) var next: SubscriptionNode?
-    // unowned(unsafe): the list owns every node through `next`.
-    @exclusivity(unchecked) unowned(unsafe) var previous: SubscriptionNode?
+    // Unmanaged: a list holds one reference to each node it links (`SubscriberList`), and reading
+    // a link then costs no reference counting.
+    @exclusivity(unchecked) final var next: Unmanaged<SubscriptionNode>?
+    @exclusivity(unchecked) final var previous: Unmanaged<SubscriptionNode>?  // Unmanaged: as `next`
     @exclusivity(unchecked) var isLinked = false
-    /// `next`, without the reference counting of a strong load (for walks under the lock).
+    /// `next` (for walks under the lock).
     @inline(__always)
-    final var unmanagedNext: Unmanaged<SubscriptionNode>? { next.map { Unmanaged.passUnretained($0) } }
+    final var unmanagedNext: Unmanaged<SubscriptionNode>? { next }
     /// How many dispatches in progress resume their walk after this node. A pinned node that ends
     /// stays in its list (ended, so never delivered to) until the last of them moves on.
     @exclusivity(unchecked) var pins = 0

@@ -452,8 +452,7 @@ struct TypeIndex {
             node.unlinkWhenUnpinned = true
             return
         }
-        retired.add(node)  // the list's reference goes; the node must not be released here
-        if bucket.remove(node), let key = node.key { bucket.hooks?.keyEnded(key, retired: &retired) }
+        if bucket.remove(node, retired: &retired), let key = node.key { bucket.hooks?.keyEnded(key, retired: &retired) }
         noteMaybeEmpty(bucket)
     }
 
@@ -485,13 +484,12 @@ struct TypeIndex {
     mutating func removeAll(retired: inout Retired, ended: inout [SubscriptionNode]?) {
         var seen = Set<UInt64>()
         for bucket in buckets.values {
-            bucket.drain { node in
+            bucket.drain(into: &retired) { node, retired in
                 if ended != nil, seen.insert(node.id).inserted { ended?.append(node) }
                 _ = node.end()
                 if let bag = node.bag { retired.tell(bag, forget: node.id) }
                 node.nextOwned = nil
                 node.previousOwned = nil
-                retired.add(node)
             }
             retired.add(bucket)  // with its sticky events
         }

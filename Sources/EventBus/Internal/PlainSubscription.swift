@@ -1,16 +1,17 @@
 /// A subscription whose body is `.immediate(.event)` with no owner: `next { event in … }`, the
-/// commonest shape. Its delivery reads the handler from a field of its own and calls it (the
-/// per-subscriber cost of a dispatch): no switch over the body, no owner to load.
-final class PlainSubscription<E: Sendable>: Subscription<E>, @unchecked Sendable {
-    // @unchecked Sendable: as Subscription; `handler` is immutable.
+/// commonest shape. It holds the handler and nothing else (no body, no owner): its delivery calls
+/// the handler with no switch around it (the per-subscriber cost of a dispatch), and building and
+/// releasing it retain and release the handler once.
+final class PlainSubscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
+    // @unchecked Sendable: as SubscriptionNode; `handler` is immutable.
     private let handler: @Sendable (E) -> Void
 
     init(
-        handler: @escaping @Sendable (E) -> Void, key: String?, body: Body<E>, traits: SubscriptionTraits,
-        callSite: CallSite, container: SubscriptionIndex
+        handler: @escaping @Sendable (E) -> Void, key: String?, traits: SubscriptionTraits, callSite: CallSite,
+        container: SubscriptionIndex
     ) {
         self.handler = handler
-        super.init(key: key, body: body, traits: traits, owner: nil, callSite: callSite, container: container)
+        super.init(key: key, traits: traits, ownerBelongsToMain: false, callSite: callSite, container: container)
     }
 
     override func deliver(_ event: UnsafeRawPointer) -> Outcome {
@@ -19,4 +20,8 @@ final class PlainSubscription<E: Sendable>: Subscription<E>, @unchecked Sendable
         handler(event.assumingMemoryBound(to: E.self).pointee)
         return .delivered
     }
+
+    override var eventType: Any.Type { E.self }
+
+    override var delivery: SubscriptionInfo.Delivery { .synchronous }
 }

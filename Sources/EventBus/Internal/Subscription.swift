@@ -5,21 +5,27 @@ import Dispatch
 /// Built by a maker, which knows the handler's shape and the owner's type, so the body needs no
 /// cast and no invalid combination exists. ``deliver(_:)`` is the one place a handler is called from.
 ///
-/// The commonest body, `.immediate(.event)` with no owner, gets the subclass
-/// ``PlainSubscription``, whose delivery reads one field (`SubscriptionIndex.makeNodes` picks the class).
-class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
-    // @unchecked Sendable: as SubscriptionNode; `body` is immutable.
-    final let body: Body<E>
+/// The commonest body, `.immediate(.event)` with no owner, gets a node class of its own instead:
+/// ``PlainSubscription``, which holds neither a body nor an owner (`SubscriptionIndex.makeNodes`
+/// picks the class).
+final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
+    // @unchecked Sendable: as SubscriptionNode; `body` is immutable, `heldOwner` a weak reference
+    // written once in init.
+    let body: Body<E>
+    /// The `freeWith` owner, held weakly.
+    private weak var heldOwner: AnyObject?
 
     init(
         key: String?, body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?, callSite: CallSite,
         container: SubscriptionIndex
     ) {
         self.body = body
+        heldOwner = owner
         super.init(
-            key: key, traits: traits, owner: owner, ownerBelongsToMain: body.runsOnMain, callSite: callSite,
-            container: container)
+            key: key, traits: traits, ownerBelongsToMain: body.runsOnMain, callSite: callSite, container: container)
     }
+
+    override var owner: AnyObject? { heldOwner }
 
     override func deliver(_ event: UnsafeRawPointer) -> Outcome {
         // A dispatch of `E` reaches only the nodes in the bucket of `E` (`TypeIndex.link`).
@@ -37,7 +43,7 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     }
 
     /// Delivers `event` as the body says: now, on its queue, or on the main actor.
-    final func deliver(_ event: E) -> Outcome {
+    func deliver(_ event: E) -> Outcome {
         switch body {
         case .immediate(let callback):
             return call(callback, event)
@@ -57,7 +63,7 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     /// Enqueues a main-actor delivery on the main queue (after the ones enqueued before it). Only
     /// liveness is checked here: the owner is read on the main queue. A stop the handler returns
     /// there is ignored: the dispatch that enqueued it is over.
-    final func enqueueOnMain(_ handler: @escaping MainActorHandler<E>, _ event: E) -> Outcome {
+    func enqueueOnMain(_ handler: @escaping MainActorHandler<E>, _ event: E) -> Outcome {
         guard isLive else { return .ended }
         container.deliveryEnqueued()
         DispatchQueue.main.async { self.finishEnqueued(self.callOnMainQueue(handler, event)) }
@@ -74,7 +80,7 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
             handler(event)
             return .delivered
         case .event(let handler):
-            guard let owner else { return .ownerGone }
+            guard let owner = heldOwner else { return .ownerGone }
             withExtendedLifetime(owner) { handler(event) }
             return .delivered
         case .general(let handler):
@@ -89,7 +95,7 @@ class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     private func callWithOwner(
         _ handler: (AnyObject?, E) throws -> EventPropagation, _ event: E
     ) -> Outcome {
-        let owner = isOwned ? owner : nil
+        let owner = isOwned ? heldOwner : nil
         if isOwned && owner == nil { return .ownerGone }
         return withExtendedLifetime(owner) {
             do {

@@ -72,7 +72,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         let node = withIndex { index, retired in
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
             traces = index.hasTracer
-            return index.link(primary, traits: traits, bus: bus, retired: &retired)
+            return index.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired)
         }
         sweep.check(in: self)
         if traces, let node { traceSubscribed(node, keys: keys) }
@@ -84,7 +84,7 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// under the lock would make every thread waiting for the lock wait for the allocator too.
     private func makeNodes<E: Sendable>(
         _: E.Type, keys: [String], body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?, callSite: CallSite
-    ) -> Subscription<E> {
+    ) -> SubscriptionNode {
         // The plain shape gets its own class (see `PlainSubscription`).
         // A `let`: a `var` captured by `node(key:)` would be boxed, with run-time exclusivity checks.
         let plainHandler: (@Sendable (E) -> Void)? =
@@ -92,10 +92,10 @@ final class SubscriptionIndex: SubscriptionContainer {
             case .immediate(.event(let handler)) where !traits.isOwned: handler
             default: nil
             }
-        func node(key: String?) -> Subscription<E> {
+        func node(key: String?) -> SubscriptionNode {
             if let plainHandler {
                 return PlainSubscriptionClasses.shared.plainClass(of: E.self).init(
-                    handler: plainHandler, key: key, body: body, traits: traits, callSite: callSite, container: self)
+                    handler: plainHandler, key: key, traits: traits, callSite: callSite, container: self)
             }
             return Subscription(key: key, body: body, traits: traits, owner: owner, callSite: callSite, container: self)
         }
@@ -120,14 +120,14 @@ final class SubscriptionIndex: SubscriptionContainer {
         let node = withIndex { index, retired in
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
             traces = index.hasTracer
-            let node = index.link(primary, traits: traits, bus: bus, retired: &retired)
+            let node = index.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired)
             if let node {
                 replay =
                     index.withStickyStore(of: E.self) { store, now in
                         store.entries(of: keys.isEmpty ? nil : keys, now: now, taking: true, released: &released)
                     } ?? []
                 // Enqueueing runs no user code (the handlers run later, on their queue).
-                if enqueuesReplay { for entry in replay { _ = node.deliver(entry.event) } }
+                if enqueuesReplay { for entry in replay { _ = node.deliver(event: entry.event) } }
             }
             return node
         }
@@ -135,7 +135,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         _ = consume released  // expired sticky events go here, with no lock held
         if traces, let node { traceSubscribed(node, keys: keys) }
         if let node, !enqueuesReplay {
-            for entry in replay where node.deliver(entry.event) == .ownerGone {
+            for entry in replay where node.deliver(event: entry.event) == .ownerGone {
                 reclaim(CollectionOfOne(node.handle))
                 break
             }

@@ -10,13 +10,13 @@ internal import _EventBusShims
 /// side table would put every retain on the runtime's slow path): tokens name a subscription by id.
 /// A node holds its container strongly; the cycle this makes (container → lists → node →
 /// container) is broken when the bus is deallocated and its container ends and unlinks every node
-/// (`removeAll`). ``Subscription`` adds the typed body.
+/// (`removeAll`). ``Subscription`` and ``PlainSubscription`` add the typed handler.
 class SubscriptionNode: @unchecked Sendable {
     // @unchecked Sendable: `liveness` is only touched through the C atomics. A node is built before
     // the lock is taken and seen only by the registering thread until it is registered under the
     // lock of its container; from then on, the links, `pins`, `unlinkWhenUnpinned`, `siblings` and
     // `bag` are only touched under that lock, and `id`, `slot` and `bucket` (set then) only read;
-    // everything else is immutable after init (`owner` is a weak reference written once in init).
+    // everything else is immutable after init.
 
     /// 1 while the subscription is live, 0 once it has ended. It must stay the first stored
     /// property: its address is taken for the atomics (`livenessWord`), never read as a property.
@@ -39,8 +39,6 @@ class SubscriptionNode: @unchecked Sendable {
     let ownerType: Any.Type?
     /// Whether the subscription is the library's or an integration's own (`markedInternal()`).
     let isInternal: Bool
-    /// The `freeWith` owner, held weakly.
-    weak var owner: AnyObject?
     /// Whether the owner may only be released on the main queue (main-actor and `atQueue(.main)`
     /// subscriptions): the sweep never loads it on another thread.
     let ownerBelongsToMain: Bool
@@ -85,11 +83,10 @@ class SubscriptionNode: @unchecked Sendable {
 
     /// A node not registered yet: `TypeIndex.link` gives it its id, slot and bucket.
     init(
-        key: String?, traits: SubscriptionTraits, owner: AnyObject?, ownerBelongsToMain: Bool, callSite: CallSite,
+        key: String?, traits: SubscriptionTraits, ownerBelongsToMain: Bool, callSite: CallSite,
         container: SubscriptionIndex
     ) {
         self.key = key
-        self.owner = owner
         self.isOwned = traits.isOwned
         self.level = traits.level
         self.callSite = callSite
@@ -111,17 +108,27 @@ class SubscriptionNode: @unchecked Sendable {
     @inline(__always)
     final var isLive: Bool { eventbus_atomic_load(livenessWord) == 1 }
 
+    /// The `freeWith` owner, held weakly (overridden by ``Subscription``; `nil` for a node without
+    /// one). Loading it retains it.
+    var owner: AnyObject? { nil }
+
     /// Delivers the event at `event`, which is of the node's event type (a dispatch reaches only
-    /// the nodes of its type). Overridden by ``Subscription``: a virtual call, so that the walk over
-    /// a chunk is not generic (unspecialized generic code pays runtime metadata look-ups).
+    /// the nodes of its type). Overridden by ``Subscription`` and ``PlainSubscription``: a virtual
+    /// call, so that the walk over a chunk is not generic (unspecialized generic code pays runtime
+    /// metadata look-ups).
     func deliver(_ event: UnsafeRawPointer) -> Outcome {
         preconditionFailure("EventBus: a subscription node without a body")
     }
 
-    /// The event type (overridden by ``Subscription``).
+    /// Delivers `event`, which must be of the node's event type (a replayed sticky event).
+    final func deliver<E>(event: E) -> Outcome {
+        withUnsafePointer(to: event) { deliver(UnsafeRawPointer($0)) }
+    }
+
+    /// The event type (overridden by the typed subclasses).
     var eventType: Any.Type { preconditionFailure("EventBus: a subscription node without a body") }
 
-    /// Where the handler runs (overridden by ``Subscription``).
+    /// Where the handler runs (overridden by the typed subclasses).
     var delivery: SubscriptionInfo.Delivery {
         preconditionFailure("EventBus: a subscription node without a body")
     }

@@ -285,8 +285,8 @@ struct TypeIndex {
     /// type's hooks refused the subscription. Hooks may admit only some of the keys: the nodes of
     /// the others are retired unregistered, and the first admitted node is the primary.
     mutating func link<E: Sendable>(
-        _ primary: Subscription<E>, traits: SubscriptionTraits, bus: EventBus, retired: inout Retired
-    ) -> Subscription<E>? {
+        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus, retired: inout Retired
+    ) -> SubscriptionNode? {
         let bucket = bucket(for: E.self, on: bus)
         var primary = primary
         if let hooks = bucket.hooks {
@@ -323,9 +323,9 @@ struct TypeIndex {
 
     /// Asks `hooks` which keys of the subscription of `primary` they admit: `nil` if none, else the
     /// primary of the admitted keys' nodes (the others are retired unregistered).
-    private static func admit<E: Sendable>(
-        _ primary: Subscription<E>, by hooks: any EventTypeHooks, retired: inout Retired
-    ) -> Subscription<E>? {
+    private static func admit(
+        _ primary: SubscriptionNode, by hooks: any EventTypeHooks, retired: inout Retired
+    ) -> SubscriptionNode? {
         let nodes: [SubscriptionNode] = [primary] + primary.siblings
         guard let admitted = hooks.admit(keys: nodes.compactMap(\.key), retired: &retired) else { return nil }
         guard admitted.count < nodes.count else { return primary }
@@ -334,9 +334,7 @@ struct TypeIndex {
         for node in nodes {
             if node.key.map(admittedKeys.contains) ?? false { kept.append(node) } else { retired.add(node) }
         }
-        guard let first = kept.first else { return nil }
-        // The siblings of a subscription's primary are all nodes of the same `Subscription<E>` type.
-        let newPrimary = unsafeDowncast(first, to: Subscription<E>.self)
+        guard let newPrimary = kept.first else { return nil }
         primary.siblings = []
         newPrimary.siblings = Array(kept.dropFirst())
         return newPrimary

@@ -221,14 +221,28 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
         let traits = options.traits
         let owner = self.owner  // held until registered
         if traits.isOwned && owner == nil { return .inert }
-        // A key given twice counts once (deduplicated here, so that chaining `ofType` stays O(1)).
-        let keys = options.keys.count > 1 ? Self.deduplicated(options.keys) : options.keys
-        let node = bus.index.subscribe(
-            E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite, bus: bus)
+        let index = bus.index
+        let primary = index.makeNodes(E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite)
+        let node = index.subscribe(primary, of: E.self, traits: traits, deliversNow: body.deliversNow, bus: bus)
         withExtendedLifetime(owner) {}
-        guard let node else { return .inert }
-        return EventToken(node)
+        return node.map(EventToken.init) ?? .inert
     }
+
+    /// Registers the commonest shape, `next { event in … }` with no owner, and returns the token:
+    /// called on the dispatching thread, its node holds the handler and nothing else (see
+    /// `PlainSubscription`); on a queue, as ``register(_:at:)``. (Only makers with no owner call it.)
+    func register(_ handler: @escaping @Sendable (E) -> Void, at callSite: CallSite) -> EventToken {
+        if let queue = options.queue { return register(.queue(queue, .event(handler)), at: callSite) }
+        let traits = options.traits
+        let index = bus.index
+        let primary = index.makePlainNodes(E.self, keys: keys, handler: handler, traits: traits, callSite: callSite)
+        let node = index.subscribe(primary, of: E.self, traits: traits, deliversNow: true, bus: bus)
+        return node.map(EventToken.init) ?? .inert
+    }
+
+    /// The `ofType` keys; a key given twice counts once (deduplicated here, so that chaining
+    /// `ofType` stays O(1)).
+    private var keys: [String] { options.keys.count > 1 ? Self.deduplicated(options.keys) : options.keys }
 
     /// `keys` without repetitions, in their first order.
     private static func deduplicated(_ keys: [String]) -> [String] {
@@ -266,7 +280,7 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner == Never {
     public func next(
         file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @Sendable (E) -> Void
     ) -> EventToken {
-        register(body(.event(handler)), at: CallSite(fileID: file, line: line))
+        register(handler, at: CallSite(fileID: file, line: line))
     }
 
     /// Registers the throwing `handler` and returns the subscription's token: keep it, or the

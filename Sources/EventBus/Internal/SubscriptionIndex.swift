@@ -50,7 +50,11 @@ final class SubscriptionIndex: SubscriptionContainer {
         return result
     }
 
-    /// Registers a subscription and returns its primary node, or `nil` if `E`'s hooks refused it.
+    /// Registers the subscription whose nodes (`primary`, with the other keys' nodes as its
+    /// siblings) ``makeNodes(_:keys:body:traits:owner:callSite:)`` or
+    /// ``makePlainNodes(_:keys:handler:traits:callSite:)`` built, and returns its primary node, or
+    /// `nil` if `E`'s hooks refused it. `deliversNow`: whether a delivery made on this thread calls
+    /// the handler now.
     ///
     /// With `traits.replaysSticky`, the kept sticky events of `E` and the keys are snapshot in the
     /// same critical section as the registration (so a concurrent dispatch is either replayed or
@@ -58,15 +62,11 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// deliveries are enqueued before unlocking (so before any live one), the others are called
     /// on this thread before returning.
     func subscribe<E: Sendable>(
-        _ type: E.Type, keys: [String], body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?,
-        callSite: CallSite,
-        bus: EventBus
+        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, deliversNow: Bool, bus: EventBus
     ) -> SubscriptionNode? {
         if traits.replaysSticky {
-            return subscribeReplaying(
-                E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite, bus: bus)
+            return subscribeReplaying(primary, of: E.self, traits: traits, deliversNow: deliversNow, bus: bus)
         }
-        let primary = makeNodes(E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite)
         var sweep = SweepBatch()
         var traces = false
         let node = withIndex { index, retired in
@@ -75,53 +75,61 @@ final class SubscriptionIndex: SubscriptionContainer {
             return index.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired)
         }
         sweep.check(in: self)
-        if traces, let node { traceSubscribed(node, keys: keys) }
+        if traces, let node { traceSubscribed(node) }
         return node
     }
 
-    /// The nodes of a new subscription: the primary, with the other keys' nodes as its siblings.
-    /// Built before the lock is taken, and registered under it by `TypeIndex.link`: an allocation
-    /// under the lock would make every thread waiting for the lock wait for the allocator too.
-    private func makeNodes<E: Sendable>(
+    /// The nodes of a new subscription with `body`: the primary, with the other keys' nodes as its
+    /// siblings. Built before the lock is taken, and registered under it by `TypeIndex.link`: an
+    /// allocation under the lock would make every thread waiting for the lock wait for the
+    /// allocator too. The plain shape gets its own class (see `PlainSubscription`).
+    func makeNodes<E: Sendable>(
         _: E.Type, keys: [String], body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?, callSite: CallSite
     ) -> SubscriptionNode {
-        // The plain shape gets its own class (see `PlainSubscription`).
-        // A `let`: a `var` captured by `node(key:)` would be boxed, with run-time exclusivity checks.
-        let plainHandler: (@Sendable (E) -> Void)? =
-            switch body {
-            case .immediate(.event(let handler)) where !traits.isOwned: handler
-            default: nil
-            }
-        func node(key: String?) -> SubscriptionNode {
-            if let plainHandler {
-                return PlainSubscriptionClasses.shared.plainClass(of: E.self).init(
-                    handler: plainHandler, key: key, traits: traits, callSite: callSite, container: self)
-            }
-            return Subscription(key: key, body: body, traits: traits, owner: owner, callSite: callSite, container: self)
+        if case .immediate(.event(let handler)) = body, !traits.isOwned {
+            return makePlainNodes(E.self, keys: keys, handler: handler, traits: traits, callSite: callSite)
         }
-        let primary = node(key: keys.first)
-        if keys.count > 1 { primary.siblings = keys.dropFirst().map { node(key: $0) } }
+        return Self.nodes(for: keys) { key in
+            Subscription(key: key, body: body, traits: traits, owner: owner, callSite: callSite, container: self)
+        }
+    }
+
+    /// The nodes of a new subscription of the plain shape (see `PlainSubscription`), as
+    /// ``makeNodes(_:keys:body:traits:owner:callSite:)``.
+    func makePlainNodes<E: Sendable>(
+        _: E.Type, keys: [String], handler: @escaping @Sendable (E) -> Void, traits: SubscriptionTraits,
+        callSite: CallSite
+    ) -> SubscriptionNode {
+        let plainClass = PlainSubscriptionClasses.shared.plainClass(of: E.self)
+        return Self.nodes(for: keys) { key in
+            plainClass.init(handler: handler, key: key, traits: traits, callSite: callSite, container: self)
+        }
+    }
+
+    /// The node `make` builds for the first key (or for none), with the other keys' as its siblings.
+    @inline(__always)
+    private static func nodes(for keys: [String], _ make: (String?) -> SubscriptionNode) -> SubscriptionNode {
+        let primary = make(keys.first)
+        if keys.count > 1 { primary.siblings = keys.dropFirst().map(make) }
         return primary
     }
 
     /// `subscribe` with the replay of the kept sticky events (see there).
     @inline(never)
     private func subscribeReplaying<E: Sendable>(
-        _ type: E.Type, keys: [String], body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?,
-        callSite: CallSite,
-        bus: EventBus
+        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, deliversNow: Bool, bus: EventBus
     ) -> SubscriptionNode? {
-        let primary = makeNodes(E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite)
         var sweep = SweepBatch()
         var replay: [StickyStore<E>.Entry] = []
         var released: [StickyStore<E>.Entry] = []
-        let enqueuesReplay = !body.deliversNow
+        let enqueuesReplay = !deliversNow
         var traces = false
         let node = withIndex { index, retired in
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
             traces = index.hasTracer
             let node = index.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired)
             if let node {
+                let keys = [node.key].compactMap { $0 } + node.siblings.compactMap(\.key)
                 replay =
                     index.withStickyStore(of: E.self) { store, now in
                         store.entries(of: keys.isEmpty ? nil : keys, now: now, taking: true, released: &released)
@@ -133,7 +141,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         }
         sweep.check(in: self)
         _ = consume released  // expired sticky events go here, with no lock held
-        if traces, let node { traceSubscribed(node, keys: keys) }
+        if traces, let node { traceSubscribed(node) }
         if let node, !enqueuesReplay {
             for entry in replay where node.deliver(event: entry.event) == .ownerGone {
                 reclaim(CollectionOfOne(node.handle))
@@ -236,8 +244,8 @@ final class SubscriptionIndex: SubscriptionContainer {
         tracer(record())
     }
 
-    private func traceSubscribed(_ node: SubscriptionNode, keys: [String]) {
-        trace(.subscribed(node.info(siblingKeys: Array(keys.dropFirst()))))
+    private func traceSubscribed(_ node: SubscriptionNode) {
+        trace(.subscribed(node.info(siblingKeys: node.siblings.compactMap(\.key))))
     }
 
     private static func end(of node: SubscriptionNode, reason: TraceRecord.Ended.Reason) -> TraceRecord.Ended {
@@ -329,7 +337,7 @@ final class SubscriptionIndex: SubscriptionContainer {
                 if bus != nil { reports = index.reports & (sticky == nil ? 3 : 2) }
                 var found = index.unmanagedBucket(for: typeID)
                 if found == nil, let bus, sticky != nil || index.needsBucket(E.self) {
-                    found = Unmanaged.passUnretained(index.bucket(for: E.self, on: bus))
+                    found = index.unmanagedBucket(for: E.self, on: bus)
                 }
                 guard let found else { return .nothing }
                 // Unmanaged: the index holds its buckets, and the lock is held.

@@ -14,9 +14,9 @@ internal import _EventBusShims
 class SubscriptionNode: @unchecked Sendable {
     // @unchecked Sendable: `liveness` is only touched through the C atomics. A node is built before
     // the lock is taken and seen only by the registering thread until it is registered under the
-    // lock of its container; from then on, the links, `pins`, `unlinkWhenUnpinned`, `siblings` and
-    // `bag` are only touched under that lock, and `id`, `slot` and `bucket` (set then) only read;
-    // everything else is immutable after init.
+    // lock of its container; from then on, the links, `pins`, `unlinkWhenUnpinned`, `bag` and
+    // `isBagged` are only touched under that lock, and `id`, `slot`, `bucket` and `siblings` (set
+    // then) only read; everything else is immutable after init.
 
     /// 1 while the subscription is live, 0 once it has ended. It must stay the first stored
     /// property: its address is taken for the atomics (`livenessWord`), never read as a property.
@@ -49,8 +49,8 @@ class SubscriptionNode: @unchecked Sendable {
     let container: SubscriptionIndex
 
     /// The other keys' nodes of the same subscription (empty for all but multi-key subscriptions):
-    /// on the primary only, set before the node is registered, then read and written under the
-    /// container's lock.
+    /// on the primary only, set before the node is registered (or while it is registered, under the
+    /// lock: `TypeIndex.link`), never written after.
     @exclusivity(unchecked) var siblings: [SubscriptionNode] = []
 
     // List links, under the container's lock (which also makes the runtime's dynamic exclusivity
@@ -76,6 +76,9 @@ class SubscriptionNode: @unchecked Sendable {
 
     /// The bag the token was last put in, told when the subscription ends.
     @exclusivity(unchecked) weak var bag: DisposeBag?
+    /// Whether the token was ever put in a bag: only then is `bag` loaded (a weak load is a
+    /// runtime call).
+    @exclusivity(unchecked) var isBagged = false
 
     /// Whether a handler error was printed for this subscription (debug builds, no error handler):
     /// read and written only under the container's lock.

@@ -132,15 +132,28 @@ struct TypeIndex {
 
     /// The bucket of `E`, made (with `E`'s hooks and supertypes, if it has any) if there is none.
     mutating func bucket<E: Sendable>(for _: E.Type, on bus: EventBus) -> Bucket {
+        unmanagedBucket(for: E.self, on: bus).takeUnretainedValue()
+    }
+
+    /// ``bucket(for:on:)``, unretained: valid under the lock until the index changes.
+    // Unmanaged: `buckets` holds it.
+    mutating func unmanagedBucket<E: Sendable>(for _: E.Type, on bus: EventBus) -> Unmanaged<Bucket> {
         let typeID = ObjectIdentifier(E.self)
-        if let bucket = bucket(for: typeID) { return bucket }
+        if let bucket = unmanagedBucket(for: typeID) { return bucket }
+        return makeBucket(for: E.self, on: bus)
+    }
+
+    @inline(never)
+    // Unmanaged: as `unmanagedBucket(for:on:)`.
+    private mutating func makeBucket<E: Sendable>(for _: E.Type, on bus: EventBus) -> Unmanaged<Bucket> {
+        let typeID = ObjectIdentifier(E.self)
         let hooks = (E.self as? any HookedEvent.Type).map { makeHooks($0, for: bus) }
         let supertypes = (E.self as? any DeliveredAsSupertypes.Type).map { makeFanOut($0) }
         let bucket = Bucket(typeID: typeID, hooks: hooks, supertypes: supertypes)
         buckets[typeID] = bucket
         recentBuckets[Self.slot(of: typeID)] = Unmanaged.passUnretained(bucket)
         summarize(typeID, added: true)
-        return bucket
+        return Unmanaged.passUnretained(bucket)
     }
 
     /// The bit of `typeID` in ``typeSummary``.
@@ -287,7 +300,15 @@ struct TypeIndex {
     mutating func link<E: Sendable>(
         _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus, retired: inout Retired
     ) -> SubscriptionNode? {
-        let bucket = bucket(for: E.self, on: bus)
+        // Unmanaged: the index holds its buckets, and the lock is held.
+        unmanagedBucket(for: E.self, on: bus)._withUnsafeGuaranteedRef { bucket in
+            link(primary, in: bucket, traits: traits, retired: &retired)
+        }
+    }
+
+    private mutating func link(
+        _ primary: SubscriptionNode, in bucket: Bucket, traits: SubscriptionTraits, retired: inout Retired
+    ) -> SubscriptionNode? {
         var primary = primary
         if let hooks = bucket.hooks {
             guard let admitted = Self.admit(primary, by: hooks, retired: &retired) else { return nil }
@@ -385,6 +406,7 @@ struct TypeIndex {
     mutating func attach(_ subscription: SubscriptionHandle, to bag: DisposeBag) -> Bool {
         guard let primary = primary(of: subscription) else { return false }
         primary.bag = bag
+        primary.isBagged = true
         return true
     }
 
@@ -403,7 +425,7 @@ struct TypeIndex {
         _ = primary.end()
         for sibling in primary.siblings { _ = sibling.end() }
         let bucket = primary.bucket!
-        if let bag = primary.bag {
+        if primary.isBagged, let bag = primary.bag {
             retired.tell(bag, forget: primary.id)
             primary.bag = nil
         }
@@ -485,7 +507,7 @@ struct TypeIndex {
             bucket.drain(into: &retired) { node, retired in
                 if ended != nil, seen.insert(node.id).inserted { ended?.append(node) }
                 _ = node.end()
-                if let bag = node.bag { retired.tell(bag, forget: node.id) }
+                if node.isBagged, let bag = node.bag { retired.tell(bag, forget: node.id) }
                 node.nextOwned = nil
                 node.previousOwned = nil
             }

@@ -16,7 +16,7 @@ CEILINGS=(
     "publish_N=0_EventBus 20000 134"
     "publish_N=1_EventBus 20000 810"
     "publish_N=1000_EventBus 1000 142700"
-    "subscribe+dispose_existing=1k_EventBus 110000 3107"
+    "subscribe+dispose_existing=1k_EventBus 110000 2370"
     "chain_depth=1_EventNode 20000 2216"
     "chain_depth=20_EventNode 5000 6926"
 )

@@ -113,7 +113,6 @@ struct DispatchPlan {
         if !isRetained {
             for i in 0..<count { index.unpin(chunk[i], in: bucket, retired: &retired) }
         }
-        count = 0
         // The walk holds no references: under the lock, linked nodes are kept alive by their list
         // (`Unmanaged`, so that reading a link costs no reference counting).
         var node: Unmanaged<SubscriptionNode>?  // Unmanaged: under the lock, kept alive by its list
@@ -129,12 +128,19 @@ struct DispatchPlan {
             resumed = cursor
             self.cursor = nil
         } else {
-            node = head(of: bucket, key: key)
+            node = head(of: bucket, key: key, at: stage)
         }
+        // The walk's state in locals: a store into the chunk could alias the plan's fields, which
+        // would be reloaded on every step otherwise.
+        var stage = self.stage
+        var count = 0
+        let stageEnd = self.stageEnd
+        let maxID = self.maxID
+        let capacity = chunk.count
         while stage < stageEnd {
             guard let current = node else {
                 stage = firstStage(atOrAfter: stage + 1)
-                node = head(of: bucket, key: key)
+                node = head(of: bucket, key: key, at: stage)
                 continue
             }
             let (id, isLive, next) = current._withUnsafeGuaranteedRef { ($0.id, $0.isLive, $0.unmanagedNext) }
@@ -142,12 +148,14 @@ struct DispatchPlan {
                 node = nil
                 continue
             }
-            if count == chunk.count {
+            if count == capacity {
                 index.pin(current)
                 cursor = current
                 break
             }
             if isLive {
+                // Pinned now; a last chunk of a few is retained instead, below.
+                index.pin(current)
                 chunk[count] = current
                 count += 1
             }
@@ -157,18 +165,21 @@ struct DispatchPlan {
                 index.unpin(pinned, in: bucket, retired: &retired)
             }
         }
+        self.stage = stage
+        self.count = count
         // A last chunk of a few nodes is retained, so that no lock is needed after it; the others
-        // are pinned (for more than a few, a pin and an unpin under a lock taken once more cost
-        // less than a retain and a release each).
+        // stay pinned (for more than a few, a pin and an unpin under a lock taken once more cost
+        // less than a retain and a release each). A live node was not marked to be unlinked when
+        // unpinned (only an ended one is), so dropping its pin here needs no check.
         isRetained = cursor == nil && count <= Self.retainedChunkLimit
-        for i in 0..<count {
-            if isRetained { _ = chunk[i].retain() } else { index.pin(chunk[i]) }
+        if isRetained {
+            for i in 0..<count { index.dropPin(retaining: chunk[i]) }
         }
     }
 
-    /// The first node of the current stage's list, `nil` if that list is skipped or empty.
+    /// The first node of the list of `stage`, `nil` if that list is skipped or empty.
     @inline(__always)
-    private func head(of bucket: Bucket, key: String?) -> Unmanaged<SubscriptionNode>? {
+    private func head(of bucket: Bucket, key: String?, at stage: Int) -> Unmanaged<SubscriptionNode>? {
         guard stage < stageEnd else { return nil }
         let level = DeliveryLevel(rawValue: UInt8(stage >> 1))
         if stage & 1 == 0 {

@@ -481,7 +481,16 @@ struct TypeIndex {
     @inline(__always)
     // Unmanaged: called under the lock, on a node its list keeps alive.
     func pin(_ node: Unmanaged<SubscriptionNode>) {
-        node._withUnsafeGuaranteedRef { $0.pins += 1 }
+        node._withUnsafeGuaranteedRef { $0.pins &+= 1 }
+    }
+
+    /// Turns a pin of a live `node`, just taken in the same critical section, into a retain (a
+    /// live node is never marked to be unlinked when unpinned: only an ended one is).
+    @inline(__always)
+    // Unmanaged: as `pin`; the caller releases the node later.
+    func dropPin(retaining node: Unmanaged<SubscriptionNode>) {
+        node._withUnsafeGuaranteedRef { $0.pins &-= 1 }
+        _ = node.retain()
     }
 
     /// A dispatch let go of `node`; if it ended meanwhile and nothing else pins it, unlink it now.
@@ -489,7 +498,7 @@ struct TypeIndex {
     // Unmanaged: a pinned node is linked, so its list keeps it alive until this unlinks it.
     mutating func unpin(_ node: Unmanaged<SubscriptionNode>, in bucket: Bucket, retired: inout Retired) {
         let unlinkNow = node._withUnsafeGuaranteedRef { node in
-            node.pins -= 1
+            node.pins &-= 1
             guard node.pins == 0, node.unlinkWhenUnpinned else { return false }
             node.unlinkWhenUnpinned = false
             return true

@@ -14,11 +14,11 @@ cd "$(dirname "$0")"
 # scenario, operations, ceiling (instructions per operation)
 CEILINGS=(
     "publish_N=0_EventBus 20000 134"
-    "publish_N=1_EventBus 20000 810"
-    "publish_N=1000_EventBus 1000 142700"
+    "publish_N=1_EventBus 20000 795"
+    "publish_N=1000_EventBus 1000 123750"
     "subscribe+dispose_existing=1k_EventBus 110000 2370"
-    "chain_depth=1_EventNode 20000 2216"
-    "chain_depth=20_EventNode 5000 6926"
+    "chain_depth=1_EventNode 20000 2208"
+    "chain_depth=20_EventNode 5000 6906"
 )
 
 command -v valgrind >/dev/null || { echo "plain-dispatch: FAIL: valgrind is needed"; exit 1; }

@@ -54,7 +54,7 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// siblings) ``makeNodes(_:keys:body:traits:owner:callSite:)`` or
     /// ``makePlainNodes(_:keys:handler:traits:callSite:)`` built, and returns its primary node, or
     /// `nil` if `E`'s hooks refused it. `deliversNow`: whether a delivery made on this thread calls
-    /// the handler now.
+    /// the handler now (evaluated only for a replay).
     ///
     /// With `traits.replaysSticky`, the kept sticky events of `E` and the keys are snapshot in the
     /// same critical section as the registration (so a concurrent dispatch is either replayed or
@@ -62,10 +62,11 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// deliveries are enqueued before unlocking (so before any live one), the others are called
     /// on this thread before returning.
     func subscribe<E: Sendable>(
-        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, deliversNow: Bool, bus: EventBus
+        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits,
+        deliversNow: @autoclosure () -> Bool, bus: EventBus
     ) -> SubscriptionNode? {
         if traits.replaysSticky {
-            return subscribeReplaying(primary, of: E.self, traits: traits, deliversNow: deliversNow, bus: bus)
+            return subscribeReplaying(primary, of: E.self, traits: traits, deliversNow: deliversNow(), bus: bus)
         }
         var sweep = SweepBatch()
         var traces = false

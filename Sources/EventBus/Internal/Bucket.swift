@@ -93,6 +93,7 @@ final class Bucket {
         levelMask = 0
     }
 
+    // Unmanaged: `head` is a list's first link; the list holds a reference to each of its nodes.
     private static func drain(
         from head: Unmanaged<SubscriptionNode>?, into retired: inout Retired,
         _ body: (SubscriptionNode, inout Retired) -> Void
@@ -127,7 +128,7 @@ extension Bucket {
     private static func hasLive(from head: Unmanaged<SubscriptionNode>?) -> Bool {
         var cursor = head
         while let node = cursor {
-            let (isLive, next) = node._withUnsafeGuaranteedRef { ($0.isLive, $0.unmanagedNext) }
+            let (isLive, next) = node._withUnsafeGuaranteedRef { ($0.isLive, $0.next) }
             if isLive { return true }
             cursor = next
         }

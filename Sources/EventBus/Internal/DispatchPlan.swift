@@ -143,7 +143,7 @@ struct DispatchPlan {
                 node = head(of: bucket, key: key, at: stage)
                 continue
             }
-            let (id, isLive, next) = current._withUnsafeGuaranteedRef { ($0.id, $0.isLive, $0.unmanagedNext) }
+            let (id, isLive, next) = current._withUnsafeGuaranteedRef { ($0.id, $0.isLive, $0.next) }
             guard id <= maxID else {
                 node = nil
                 continue
@@ -179,6 +179,7 @@ struct DispatchPlan {
 
     /// The first node of the list of `stage`, `nil` if that list is skipped or empty.
     @inline(__always)
+    // Unmanaged: read under the lock, while the list holds the node (see `SubscriberList`).
     private func head(of bucket: Bucket, key: String?, at stage: Int) -> Unmanaged<SubscriptionNode>? {
         guard stage < stageEnd else { return nil }
         let level = DeliveryLevel(rawValue: UInt8(stage >> 1))

@@ -21,6 +21,7 @@ package struct Retired: ~Copyable {
     }
 
     /// Takes over a reference the caller holds unmanaged (a list's: see `SubscriberList`).
+    // Unmanaged: `reference` is owned (+1) by the caller, and released here by `settle`.
     mutating func adopt(_ reference: Unmanaged<SubscriptionNode>) {
         add(reference.takeRetainedValue())
     }

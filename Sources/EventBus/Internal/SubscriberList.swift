@@ -18,6 +18,7 @@ struct SubscriberList {
         node.previous = tail
         node.next = nil
         node.isLinked = true
+        // Unmanaged: a linked node is alive while the list holds its reference (the lock is held).
         if let tail { tail._withUnsafeGuaranteedRef { $0.next = link } } else { head = link }
         tail = link
     }
@@ -25,7 +26,9 @@ struct SubscriberList {
     /// Unlinks `node`, which must be in this list, and hands the list's reference to it to the
     /// caller, who releases it after unlocking (`Retired.adopt`).
     @inline(__always)
+    // Unmanaged: the list's own reference to `node`, which the caller must release (`Retired.adopt`).
     mutating func remove(_ node: SubscriptionNode) -> Unmanaged<SubscriptionNode> {
+        // Unmanaged: the neighbours are linked, so alive while the list holds their references.
         let (previous, next) = (node.previous, node.next)
         if let previous { previous._withUnsafeGuaranteedRef { $0.next = next } } else { head = next }
         if let next { next._withUnsafeGuaranteedRef { $0.previous = previous } } else { tail = previous }

@@ -60,9 +60,6 @@ class SubscriptionNode: @unchecked Sendable {
     @exclusivity(unchecked) final var next: Unmanaged<SubscriptionNode>?
     @exclusivity(unchecked) final var previous: Unmanaged<SubscriptionNode>?  // Unmanaged: as `next`
     @exclusivity(unchecked) var isLinked = false
-    /// `next` (for walks under the lock).
-    @inline(__always)
-    final var unmanagedNext: Unmanaged<SubscriptionNode>? { next }
     /// How many dispatches in progress resume their walk after this node. A pinned node that ends
     /// stays in its list (ended, so never delivered to) until the last of them moves on.
     @exclusivity(unchecked) var pins = 0

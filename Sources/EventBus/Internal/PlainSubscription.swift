@@ -17,7 +17,7 @@ final class PlainSubscription<E: Sendable>: SubscriptionNode, @unchecked Sendabl
     override func deliver(_ event: UnsafeRawPointer) -> Outcome {
         guard isLive else { return .ended }
         // A dispatch of `E` reaches only the nodes in the bucket of `E` (`TypeIndex.link`).
-        handler(event.assumingMemoryBound(to: E.self).pointee)
+        Self.withEvent(at: event, as: E.self, handler)
         return .delivered
     }
 

@@ -29,7 +29,7 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
 
     override func deliver(_ event: UnsafeRawPointer) -> Outcome {
         // A dispatch of `E` reaches only the nodes in the bucket of `E` (`TypeIndex.link`).
-        deliver(event.assumingMemoryBound(to: E.self).pointee)
+        Self.withEvent(at: event, as: E.self) { event in deliver(event) }
     }
 
     override var eventType: Any.Type { E.self }

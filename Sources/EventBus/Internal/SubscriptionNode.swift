@@ -120,6 +120,19 @@ class SubscriptionNode: @unchecked Sendable {
         preconditionFailure("EventBus: a subscription node without a body")
     }
 
+    /// Runs `body` with the event at `event`, borrowed in place.
+    ///
+    /// Generic over a `~Copyable` type so that the compiler cannot copy the event: a typed node's
+    /// `deliver`, unspecialized, would otherwise copy it into a buffer sized at run time, through
+    /// its value witnesses, on every call. A handler `(E) -> Void` is passed as `body` as it is:
+    /// it takes its argument as `(borrowing E) -> Void` does.
+    @inline(__always)
+    static func withEvent<Event: ~Copyable, Result>(
+        at event: UnsafeRawPointer, as _: Event.Type, _ body: (borrowing Event) -> Result
+    ) -> Result {
+        body(event.assumingMemoryBound(to: Event.self).pointee)
+    }
+
     /// Delivers `event`, which must be of the node's event type (a replayed sticky event).
     final func deliver<E>(event: E) -> Outcome {
         withUnsafePointer(to: event) { deliver(UnsafeRawPointer($0)) }

@@ -21,6 +21,18 @@ bool eventbus_is_main_thread(void) {
     if (cached < 0) cached = (pid_t)syscall(SYS_gettid) == getpid();
     return cached == 1;
 }
+
+#include <linux/futex.h>
+
+void eventbus_lock_wait(int32_t *word) {
+    // Marks the lock contended (2) while taking it, so that the unlock that lets this thread in
+    // also wakes the next waiter; sleeps while the word is still 2.
+    while (__atomic_exchange_n(word, 2, __ATOMIC_ACQUIRE) != 0) {
+        syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+    }
+}
+
+void eventbus_lock_wake(int32_t *word) { syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
 #else
 bool eventbus_is_main_thread(void) { return false; }
 #endif

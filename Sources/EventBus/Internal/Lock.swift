@@ -3,11 +3,15 @@
 // every shared structure uses.
 //
 // Shape learned from swift-nio's `NIOLock` and swift-async-algorithms' `Locking.swift`: the mutex
-// is tail-allocated in a `ManagedBuffer` (never a plain stored `pthread_mutex_t`, which Swift may
-// move), and debug builds use an error-checking mutex so a re-entrant `lock()` traps with a clear
-// message instead of deadlocking. On Windows the primitive is an `SRWLOCK`, as in `NIOLock`: it
-// needs no destruction and has no error-checking mode (a re-entrant lock deadlocks there). The
-// Windows branch is written to the WinSDK API but not built in CI (see the README's platform table).
+// is tail-allocated in a `ManagedBuffer` (never a plain stored property, which Swift may move),
+// and debug builds trap with a clear message on a re-entrant `lock()` instead of deadlocking.
+// - Linux: a futex word (the shim's `eventbus_lock`, the algorithm of glibc's default mutex with
+//   its uncontended lock and unlock inline, one atomic instruction each, as Rust's standard
+//   library does); debug builds also record the holding thread, to catch a re-entrant lock.
+// - Darwin and other Unix systems: a `pthread_mutex_t`, error-checking in debug builds.
+// - Windows: an `SRWLOCK`, as in `NIOLock`: it needs no destruction and has no error-checking mode
+//   (a re-entrant lock deadlocks there). Written to the WinSDK API but not built in CI (see the
+//   README's platform table).
 
 #if os(Windows)
     import WinSDK
@@ -21,6 +25,9 @@
     @preconcurrency import Android
 #else
     #error("EventBus's lock does not know this platform's C library.")
+#endif
+#if os(Linux) || os(Android)
+    internal import _EventBusShims
 #endif
 
 /// A value protected by a mutex.
@@ -58,6 +65,14 @@ package struct Locked<State>: @unchecked Sendable {
 #if os(Windows)
     /// The platform's mutex: a slim reader/writer lock, taken exclusively.
     typealias LockPrimitive = SRWLOCK
+#elseif os(Linux) || os(Android)
+    /// The platform's mutex: a futex word (see the file's comment).
+    struct LockPrimitive {
+        /// 0 unlocked, 1 locked, 2 locked with threads waiting (the shim's `eventbus_lock`).
+        var word: Int32 = 0
+        /// Debug builds: the holding thread (`pthread_self`), 0 when unlocked.
+        var holder: Int = 0
+    }
 #else
     /// The platform's mutex.
     typealias LockPrimitive = pthread_mutex_t
@@ -72,6 +87,8 @@ final class LockStorage<State>: ManagedBuffer<State, LockPrimitive> {
         storage.withUnsafeMutablePointerToElements { mutex in
             #if os(Windows)
                 InitializeSRWLock(mutex)
+            #elseif os(Linux) || os(Android)
+                mutex.initialize(to: LockPrimitive())
             #else
                 var attributes = pthread_mutexattr_t()
                 pthread_mutexattr_init(&attributes)
@@ -88,7 +105,7 @@ final class LockStorage<State>: ManagedBuffer<State, LockPrimitive> {
     }
 
     deinit {
-        #if !os(Windows)  // an SRWLOCK needs no destruction
+        #if !os(Windows) && !os(Linux) && !os(Android)  // an SRWLOCK or a futex word needs no destruction
             withUnsafeMutablePointerToElements { mutex in
                 let error = pthread_mutex_destroy(mutex)
                 precondition(error == 0, "pthread_mutex_destroy failed: \(error)")
@@ -103,6 +120,28 @@ final class LockStorage<State>: ManagedBuffer<State, LockPrimitive> {
             #if os(Windows)
                 AcquireSRWLockExclusive(mutex)
                 defer { ReleaseSRWLockExclusive(mutex) }
+            #elseif os(Linux) || os(Android)
+                let raw = UnsafeMutableRawPointer(mutex)
+                let word = (raw + MemoryLayout<LockPrimitive>.offset(of: \.word)!).assumingMemoryBound(to: Int32.self)
+                #if DEBUG
+                    // The holder is read and written atomically: other threads read it too.
+                    let holder = (raw + MemoryLayout<LockPrimitive>.offset(of: \.holder)!).assumingMemoryBound(
+                        to: Int.self)
+                    let thread = Int(bitPattern: pthread_self())
+                    precondition(
+                        eventbus_atomic_load(holder) != thread,
+                        "EventBus lock: re-entrant use of a bus lock is a bug (the lock would wait for itself)"
+                    )
+                    eventbus_lock(word)
+                    eventbus_atomic_store(holder, thread)
+                    defer {
+                        eventbus_atomic_store(holder, 0)
+                        eventbus_unlock(word)
+                    }
+                #else
+                    eventbus_lock(word)
+                    defer { eventbus_unlock(word) }
+                #endif
             #else
                 let error = pthread_mutex_lock(mutex)
                 precondition(

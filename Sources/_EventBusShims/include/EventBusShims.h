@@ -31,6 +31,36 @@ static inline intptr_t eventbus_atomic_add(intptr_t *word, intptr_t delta) {
 
 uint64_t eventbus_next_subscription_id(void);
 
+#if defined(__linux__)
+// The bus's mutex on Linux: a futex word, 0 unlocked, 1 locked, 2 locked with threads waiting (the
+// algorithm of glibc's default mutex, Drepper's "Futexes Are Tricky", mutex 3). The uncontended
+// lock and unlock are one atomic instruction each, inline; a waiter sleeps in the kernel, woken
+// by the unlock. Not recursive: a thread that locks it twice waits forever (debug builds of the
+// Swift side check for that first).
+
+/// Takes the lock if it is free; returns whether it did (acquire).
+static inline bool eventbus_lock_try(int32_t *word) {
+    int32_t expected = 0;
+    return __atomic_compare_exchange_n(word, &expected, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/// Waits for the lock and takes it (the contended case of `eventbus_lock`).
+void eventbus_lock_wait(int32_t *word);
+
+/// Wakes one thread waiting for the lock (the contended case of `eventbus_unlock`).
+void eventbus_lock_wake(int32_t *word);
+
+/// Takes the lock, waiting for it if it is held.
+static inline void eventbus_lock(int32_t *word) {
+    if (!eventbus_lock_try(word)) eventbus_lock_wait(word);
+}
+
+/// Releases the lock (release), waking a waiter if there may be one.
+static inline void eventbus_unlock(int32_t *word) {
+    if (__atomic_exchange_n(word, 0, __ATOMIC_RELEASE) == 2) eventbus_lock_wake(word);
+}
+#endif
+
 /// Whether the calling thread is the process's main thread (Darwin: `pthread_main_np`; Linux: its
 /// thread id is the process id, cached per thread since both are system calls).
 bool eventbus_is_main_thread(void);

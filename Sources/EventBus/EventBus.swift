@@ -34,7 +34,7 @@ public final class EventBus: Sendable {
     /// ```
     public static let shared = EventBus()
 
-    let index: SubscriptionIndex
+    @usableFromInline let index: SubscriptionIndex
 
     /// Opaque per-bus settings for the modules that plug into the core (the NotificationCenter
     /// bridge keeps the bus's center here). Immutable.
@@ -96,6 +96,7 @@ public final class EventBus: Sendable {
     ///     .ofType("room-7")
     ///     .next { message in print(message.text) }
     /// ```
+    @inlinable
     public func on<E: Event>(_ type: E.Type) -> SubscriberMaker<E, Never, EventDelivery.Synchronous> {
         SubscriberMaker(bus: self)
     }

@@ -45,10 +45,10 @@ public struct EventToken: Hashable, Sendable {
     /// once the bus is gone, its index is empty and every call finds the subscription ended.
     private let container: SubscriptionIndex?
 
-    init(_ subscription: SubscriptionNode) {
+    init(_ subscription: SubscriptionHandle, in container: SubscriptionIndex) {
         id = subscription.id
         slot = subscription.slot
-        container = subscription.container
+        self.container = container
     }
 
     private init() {

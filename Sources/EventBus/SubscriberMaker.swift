@@ -29,11 +29,13 @@ public import Dispatch
 /// }
 /// ```
 public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> {
-    let bus: EventBus
-    var options = SubscriptionOptions()
+    // @usableFromInline: read by the inlinable plain `next` (see `register(_:at:)`).
+    @usableFromInline let bus: EventBus
+    @usableFromInline var options = SubscriptionOptions()
     /// The `freeWith` owner, held weakly.
-    weak var owner: AnyObject?
+    @usableFromInline weak var owner: AnyObject?
 
+    @inlinable
     init(bus: EventBus) {
         self.bus = bus
     }
@@ -222,32 +224,37 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
         let owner = self.owner  // held until registered
         if traits.isOwned && owner == nil { return .inert }
         let index = bus.index
-        let primary = index.makeNodes(E.self, keys: keys, body: body, traits: traits, owner: owner, callSite: callSite)
-        let node = index.subscribe(primary, of: E.self, traits: traits, deliversNow: body.deliversNow, bus: bus)
+        let primary = index.makeNodes(
+            E.self, keys: options.keys, body: body, traits: traits, owner: owner, callSite: callSite)
+        let token = index.subscribe(primary, of: E.self, traits: traits, deliversNow: body.deliversNow, bus: bus)
         withExtendedLifetime(owner) {}
-        return node.map(EventToken.init) ?? .inert
+        return token
     }
 
     /// Registers the commonest shape, `next { event in … }` with no owner, and returns the token:
     /// called on the dispatching thread, its node holds the handler and nothing else (see
     /// `PlainSubscription`); on a queue, as ``register(_:at:)``. (Only makers with no owner call it.)
+    ///
+    /// Inlinable, with `EventBus.on(_:)`, the maker's initializer and the plain `next`: the maker
+    /// chain of the commonest subscribe is then specialized where it is written, instead of running
+    /// the library's unspecialized generic code (its fields read through type metadata, its copies
+    /// and its destruction through value witnesses). What it calls stays in the library.
+    @inlinable
     func register(_ handler: @escaping @Sendable (E) -> Void, at callSite: CallSite) -> EventToken {
-        if let queue = options.queue { return register(.queue(queue, .event(handler)), at: callSite) }
-        let traits = options.traits
+        if let queue = options.queue { return registerQueued(handler, on: queue, at: callSite) }
         let index = bus.index
-        let primary = index.makePlainNodes(E.self, keys: keys, handler: handler, traits: traits, callSite: callSite)
-        let node = index.subscribe(primary, of: E.self, traits: traits, deliversNow: true, bus: bus)
-        return node.map(EventToken.init) ?? .inert
+        let primary = index.makePlainNodes(
+            E.self, keys: options.keys, handler: handler, traits: options.traits, callSite: callSite)
+        return index.subscribe(primary, of: E.self, traits: options.traits, deliversNow: true, bus: bus)
     }
 
-    /// The `ofType` keys; a key given twice counts once (deduplicated here, so that chaining
-    /// `ofType` stays O(1)).
-    private var keys: [String] { options.keys.count > 1 ? Self.deduplicated(options.keys) : options.keys }
-
-    /// `keys` without repetitions, in their first order.
-    private static func deduplicated(_ keys: [String]) -> [String] {
-        var seen = Set<String>()
-        return keys.filter { seen.insert($0).inserted }
+    /// Registers `handler` to run on `queue`: the queued shape of the plain `register(_:at:)`, which
+    /// is inlined into the caller (this keeps the `Body` out of it).
+    @usableFromInline
+    func registerQueued(_ handler: @escaping @Sendable (E) -> Void, on queue: DispatchQueue, at callSite: CallSite)
+        -> EventToken
+    {
+        register(.queue(queue, .event(handler)), at: callSite)
     }
 
     /// The nonisolated body for `callback`: on the dispatching thread, or on the queue.
@@ -277,6 +284,7 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner == Never {
     /// let token = bus.on(LoginEvent.self).next { event in print(event.userID) }
     /// token.dispose()
     /// ```
+    @inlinable
     public func next(
         file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @Sendable (E) -> Void
     ) -> EventToken {

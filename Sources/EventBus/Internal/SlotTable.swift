@@ -38,8 +38,14 @@ struct SlotTable {
 
     /// The subscription in `slot`, if any.
     func node(at slot: UInt32) -> SubscriptionNode? {
+        unmanagedNode(at: slot)?.takeUnretainedValue()
+    }
+
+    /// The node in `slot`, `nil` if the slot is free or was never used, without retaining it.
+    // Unmanaged: the node its list holds (see the type's comment), valid while the lock is held.
+    func unmanagedNode(at slot: UInt32) -> Unmanaged<SubscriptionNode>? {
         guard slot < used else { return nil }
-        return pages.entry(slot).pointee.node?.takeUnretainedValue()
+        return pages.entry(slot).pointee.node
     }
 
     /// Puts `node` in `slot`, which `reserve()` returned. `node` must be linked in its list.

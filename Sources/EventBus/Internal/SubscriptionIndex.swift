@@ -4,6 +4,7 @@ import Dispatch
 ///
 /// Every method decides under the lock and acts after unlocking: handlers run, and objects the
 /// index let go of are released, with no lock held.
+@usableFromInline
 final class SubscriptionIndex: SubscriptionContainer {
     private let state: Locked<TypeIndex>
     /// The index's ``TypeIndex/typeSummary``, read without the lock.
@@ -52,32 +53,36 @@ final class SubscriptionIndex: SubscriptionContainer {
 
     /// Registers the subscription whose nodes (`primary`, with the other keys' nodes as its
     /// siblings) ``makeNodes(_:keys:body:traits:owner:callSite:)`` or
-    /// ``makePlainNodes(_:keys:handler:traits:callSite:)`` built, and returns its primary node, or
-    /// `nil` if `E`'s hooks refused it. `deliversNow`: whether a delivery made on this thread calls
-    /// the handler now (evaluated only for a replay).
+    /// ``makePlainNodes(_:keys:handler:traits:callSite:)`` built, and returns its token, an inert one
+    /// if `E`'s hooks refused it. `deliversNow`: whether a delivery made on this thread calls the
+    /// handler now (evaluated only for a replay).
     ///
     /// With `traits.replaysSticky`, the kept sticky events of `E` and the keys are snapshot in the
     /// same critical section as the registration (so a concurrent dispatch is either replayed or
     /// delivered live, never both, never neither), then delivered: queued and off-main main-actor
     /// deliveries are enqueued before unlocking (so before any live one), the others are called
     /// on this thread before returning.
+    @usableFromInline
     func subscribe<E: Sendable>(
         _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits,
         deliversNow: @autoclosure () -> Bool, bus: EventBus
-    ) -> SubscriptionNode? {
+    ) -> EventToken {
         if traits.replaysSticky {
             return subscribeReplaying(primary, of: E.self, traits: traits, deliversNow: deliversNow(), bus: bus)
         }
         var sweep = SweepBatch()
-        var traces = false
-        let node = withIndex { index, retired in
+        var traced: SubscriptionNode?  // the registered primary, if a tracer is to be told
+        let registered: SubscriptionHandle? = withIndex { index, retired in
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
-            traces = index.hasTracer
-            return index.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired)
+            guard let node = index.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired) else {
+                return nil
+            }
+            if index.hasTracer { traced = node.takeUnretainedValue() }
+            return node._withUnsafeGuaranteedRef(\.handle)
         }
         sweep.check(in: self)
-        if traces, let node { traceSubscribed(node) }
-        return node
+        if let traced { traceSubscribed(traced) }
+        return registered.map { EventToken($0, in: self) } ?? .inert
     }
 
     /// The nodes of a new subscription with `body`: the primary, with the other keys' nodes as its
@@ -97,6 +102,7 @@ final class SubscriptionIndex: SubscriptionContainer {
 
     /// The nodes of a new subscription of the plain shape (see `PlainSubscription`), as
     /// ``makeNodes(_:keys:body:traits:owner:callSite:)``.
+    @usableFromInline
     func makePlainNodes<E: Sendable>(
         _: E.Type, keys: [String], handler: @escaping @Sendable (E) -> Void, traits: SubscriptionTraits,
         callSite: CallSite
@@ -108,10 +114,14 @@ final class SubscriptionIndex: SubscriptionContainer {
     }
 
     /// The node `make` builds for the first key (or for none), with the other keys' as its siblings.
+    /// A key given twice counts once (deduplicated here, so that chaining `ofType` stays O(1)).
     @inline(__always)
     private static func nodes(for keys: [String], _ make: (String?) -> SubscriptionNode) -> SubscriptionNode {
-        let primary = make(keys.first)
-        if keys.count > 1 { primary.siblings = keys.dropFirst().map(make) }
+        guard keys.count > 1 else { return make(keys.first) }
+        var seen = Set<String>()
+        let unique = keys.filter { seen.insert($0).inserted }
+        let primary = make(unique[0])
+        primary.siblings = unique.dropFirst().map(make)
         return primary
     }
 
@@ -119,7 +129,7 @@ final class SubscriptionIndex: SubscriptionContainer {
     @inline(never)
     private func subscribeReplaying<E: Sendable>(
         _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, deliversNow: Bool, bus: EventBus
-    ) -> SubscriptionNode? {
+    ) -> EventToken {
         var sweep = SweepBatch()
         var replay: [StickyStore<E>.Entry] = []
         var released: [StickyStore<E>.Entry] = []
@@ -128,7 +138,8 @@ final class SubscriptionIndex: SubscriptionContainer {
         let node = withIndex { index, retired in
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
             traces = index.hasTracer
-            let node = index.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired)
+            let node = index.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired)?
+                .takeUnretainedValue()
             if let node {
                 let keys = [node.key].compactMap { $0 } + node.siblings.compactMap(\.key)
                 replay =
@@ -149,19 +160,19 @@ final class SubscriptionIndex: SubscriptionContainer {
                 break
             }
         }
-        return node
+        return node.map { EventToken($0.handle, in: self) } ?? .inert
     }
 
     func remove(_ subscription: SubscriptionHandle, reason: TraceRecord.Ended.Reason) {
         var sweep = SweepBatch()
-        var traces = false
-        let ended = withIndex { index, retired in
+        // The ended node, if a tracer is to be told.
+        let traced: SubscriptionNode? = withIndex { index, retired in
             index.tick(.dispose, sweep: &sweep, retired: &retired)
-            traces = index.hasTracer
-            return index.end(subscription, retired: &retired)
+            guard let ended = index.end(subscription, retired: &retired), index.hasTracer else { return nil }
+            return ended.takeUnretainedValue()
         }
         sweep.check(in: self)
-        if traces, let ended { trace(.ended(Self.end(of: ended, reason: reason))) }
+        if let traced { trace(.ended(Self.end(of: traced, reason: reason))) }
     }
 
     func reclaim(_ subscriptions: some Sequence<SubscriptionHandle>) {
@@ -169,7 +180,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         withIndex(retiring: subscriptions.underestimatedCount) { index, retired in
             for subscription in subscriptions {
                 let node = index.end(subscription, retired: &retired)
-                if index.hasTracer, let node { ended.append(node) }
+                if index.hasTracer, let node { ended.append(node.takeUnretainedValue()) }
             }
         }
         for node in ended { trace(.ended(Self.end(of: node, reason: .ownerGone))) }

@@ -11,6 +11,7 @@ internal import _EventBusShims
 /// A node holds its container strongly; the cycle this makes (container → lists → node →
 /// container) is broken when the bus is deallocated and its container ends and unlinks every node
 /// (`removeAll`). ``Subscription`` and ``PlainSubscription`` add the typed handler.
+@usableFromInline
 class SubscriptionNode: @unchecked Sendable {
     // @unchecked Sendable: `liveness` is only touched through the C atomics. A node is built before
     // the lock is taken and seen only by the registering thread until it is registered under the
@@ -44,7 +45,8 @@ class SubscriptionNode: @unchecked Sendable {
     let ownerBelongsToMain: Bool
     /// The bucket the node is filed in. Set with `id`; read only under the lock while `isLinked` (a
     /// bucket with a linked node is never removed).
-    @exclusivity(unchecked) unowned(unsafe) final var bucket: Bucket?  // unowned(unsafe): valid while linked, see above
+    // Unmanaged: valid while linked, see above; read with no reference counting.
+    @exclusivity(unchecked) final var bucket: Unmanaged<Bucket>?
     /// Where the node is registered (held strongly: see the type's comment).
     let container: SubscriptionIndex
 

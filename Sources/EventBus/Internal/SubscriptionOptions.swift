@@ -1,33 +1,39 @@
-import Dispatch
+public import Dispatch
 
 /// Everything a maker chain chose, carried from maker to maker and read once by `register`: the
 /// one options type behind every ``SubscriberMaker`` (a new option is written here once).
+@usableFromInline
 struct SubscriptionOptions {
+    @inlinable init() {}
+
     /// The `ofType` keys, in the order given (duplicates are removed at registration).
-    var keys: [String] = []
+    @usableFromInline var keys: [String] = []
     /// The `atQueue` queue; `nil` for synchronous or main-actor delivery.
-    var queue: DispatchQueue?
+    @usableFromInline var queue: DispatchQueue?
     /// The rest: plain values, passed on to the index and the node without reference counting.
-    var traits = SubscriptionTraits()
+    @usableFromInline var traits = SubscriptionTraits()
 }
 
 /// The options a subscription's node records: plain values (a copy retains nothing), unlike the
 /// keys and the queue, which registration hands over separately (the queue inside the body).
+@usableFromInline
 struct SubscriptionTraits {
+    @inlinable init() {}
+
     /// Whether `freeWith` bound an owner (even one that is gone by now). The owner itself is held
     /// weakly by the maker, and passed on strongly while registering: a weak field here would make
     /// every copy of the options a runtime call.
-    var isOwned = false
-    var priority: EventPriority = .normal
+    @usableFromInline var isOwned = false
+    @usableFromInline var priority: EventPriority = .normal
     /// Set by `monitor()`: runs after every handler, cannot stop, sees stopped events.
-    var isMonitor = false
+    @usableFromInline var isMonitor = false
     /// Set by `replayingSticky()`.
-    var replaysSticky = false
+    @usableFromInline var replaysSticky = false
     /// The `freeWith` owner's type, for introspection.
-    var ownerType: Any.Type?
+    @usableFromInline var ownerType: Any.Type?
     /// Set by `markedInternal()`: the subscription belongs to the library or an integration, not
     /// to the app (excluded from the counts and listed as internal).
-    var isInternal = false
+    @usableFromInline var isInternal = false
 
     /// The node's place in a dispatch: handlers by priority, then monitors by priority.
     var level: DeliveryLevel { DeliveryLevel(priority: priority, isMonitor: isMonitor) }
@@ -52,8 +58,8 @@ struct DeliveryLevel: Hashable, Comparable {
     }
 
     var index: Int { Int(rawValue) }
-    var isMonitor: Bool { self >= Self.firstMonitor }
-    var priority: EventPriority { EventPriority.allCases[Int(rawValue % 3)] }
+    @usableFromInline var isMonitor: Bool { self >= Self.firstMonitor }
+    @usableFromInline var priority: EventPriority { EventPriority.allCases[Int(rawValue % 3)] }
 
     static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -297,18 +297,20 @@ struct TypeIndex {
     /// bucket, and links each in the list of its key. Returns the primary, or `nil` if the event
     /// type's hooks refused the subscription. Hooks may admit only some of the keys: the nodes of
     /// the others are retired unregistered, and the first admitted node is the primary.
+    // Unmanaged: the primary returned is linked, so its list holds it while the lock is held.
     mutating func link<E: Sendable>(
         _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus, retired: inout Retired
-    ) -> SubscriptionNode? {
+    ) -> Unmanaged<SubscriptionNode>? {
         // Unmanaged: the index holds its buckets, and the lock is held.
         unmanagedBucket(for: E.self, on: bus)._withUnsafeGuaranteedRef { bucket in
             link(primary, in: bucket, traits: traits, retired: &retired)
         }
     }
 
+    // Unmanaged: as above.
     private mutating func link(
         _ primary: SubscriptionNode, in bucket: Bucket, traits: SubscriptionTraits, retired: inout Retired
-    ) -> SubscriptionNode? {
+    ) -> Unmanaged<SubscriptionNode>? {
         var primary = primary
         if let hooks = bucket.hooks {
             guard let admitted = Self.admit(primary, by: hooks, retired: &retired) else { return nil }
@@ -331,14 +333,14 @@ struct TypeIndex {
             if let key = primary.key { hooks.subscribed(key: key, retired: &retired) }
             for sibling in primary.siblings { hooks.subscribed(key: sibling.key!, retired: &retired) }
         }
-        return primary
+        return Unmanaged.passUnretained(primary)
     }
 
     @inline(__always)
     private func link(_ node: SubscriptionNode, id: UInt64, slot: UInt32, in bucket: Bucket) {
         node.id = id
         node.slot = slot
-        node.bucket = bucket
+        node.bucket = Unmanaged.passUnretained(bucket)
         bucket.append(node)
     }
 
@@ -410,30 +412,42 @@ struct TypeIndex {
         return true
     }
 
-    /// Ends a subscription (its primary node and siblings) and unlinks it. Does nothing if it has
-    /// already ended. O(keys). A node that a dispatch in progress holds stays in its list, ended,
-    /// until that dispatch lets go of it (`unpin`).
+    /// Ends a subscription (its primary node and siblings) and unlinks it, and returns its primary
+    /// (`nil` if it had already ended), which the caller's `retired` holds until it settles.
+    /// O(keys). A node that a dispatch in progress holds stays in its list, ended, until that
+    /// dispatch lets go of it (`unpin`).
     @discardableResult
-    mutating func end(_ subscription: SubscriptionHandle, retired: inout Retired) -> SubscriptionNode? {
-        guard let primary = primary(of: subscription) else { return nil }
+    // Unmanaged: the slot's node is linked (its list holds it) until unlinked here, and then
+    // `retired` holds it.
+    mutating func end(_ subscription: SubscriptionHandle, retired: inout Retired) -> Unmanaged<SubscriptionNode>? {
+        guard let primary = slots.unmanagedNode(at: subscription.slot),
+            primary._withUnsafeGuaranteedRef({ $0.id == subscription.id })
+        else { return nil }
         slots.free(subscription.slot)
+        primary._withUnsafeGuaranteedRef { primary in
+            // Unmanaged: a bucket with a linked node is not removed.
+            primary.bucket!._withUnsafeGuaranteedRef { bucket in end(primary, in: bucket, retired: &retired) }
+        }
+        return primary
+    }
+
+    private mutating func end(_ primary: SubscriptionNode, in bucket: Bucket, retired: inout Retired) {
         subscriptionCount -= 1
         if primary.isInternal {
             internalCount -= 1
-            primary.bucket!.internalCount -= 1
+            bucket.internalCount -= 1
         }
         _ = primary.end()
-        for sibling in primary.siblings { _ = sibling.end() }
-        let bucket = primary.bucket!
+        let hasSiblings = !primary.siblings.isEmpty
+        if hasSiblings { for sibling in primary.siblings { _ = sibling.end() } }
         if primary.isBagged, let bag = primary.bag {
             retired.tell(bag, forget: primary.id)
             primary.bag = nil
         }
         removeOwned(primary)
         unlinkNode(primary, from: bucket, retired: &retired)
-        for sibling in primary.siblings { unlinkNode(sibling, from: bucket, retired: &retired) }
+        if hasSiblings { for sibling in primary.siblings { unlinkNode(sibling, from: bucket, retired: &retired) } }
         bucket.subscriptionCount -= 1
-        return primary
     }
 
     /// Records a handler error for `EventBusTesting` (the last few, and a count).
@@ -458,7 +472,9 @@ struct TypeIndex {
         let end = Swift.min(slots.count, start &+ limit)
         var slot = start
         while slot < end {
-            if let node = slots.node(at: slot), node.isLive, typeID == nil || node.bucket!.typeID == typeID {
+            if let node = slots.node(at: slot), node.isLive,
+                typeID == nil || node.bucket!.takeUnretainedValue().typeID == typeID
+            {
                 found.append((node, node.siblings.compactMap(\.key)))
             }
             slot += 1

@@ -17,7 +17,7 @@
 ///
 /// Thread-safe: insert, dispose and deallocate from any thread.
 public final class DisposeBag: Sendable {
-    private let tokens = Locked([UInt64: EventToken]())
+    private let tokens = BagTokens()
 
     /// Creates an empty bag.
     ///
@@ -33,7 +33,7 @@ public final class DisposeBag: Sendable {
     /// ```swift
     /// print(DisposeBag().count)   // 0
     /// ```
-    public var count: Int { tokens.withLock { $0.count } }
+    public var count: Int { tokens.count }
 
     /// Adds `token`; the bag will dispose it. A token inserted twice is held once. O(1).
     ///
@@ -46,8 +46,8 @@ public final class DisposeBag: Sendable {
     /// ```
     public func insert(_ token: EventToken) {
         guard !token.isDisposed else { return }
-        tokens.withLock { $0[token.id] = token }
-        token.attach(to: self)
+        tokens.insert(token)
+        token.attach(to: tokens)
     }
 
     /// Disposes every token in the bag and empties it; the bag can be reused afterwards.
@@ -59,15 +59,6 @@ public final class DisposeBag: Sendable {
     /// bag.dispose()   // e.g. when a screen disappears
     /// ```
     public func dispose() {
-        let held = tokens.withLock { tokens in
-            defer { tokens = [:] }
-            return tokens
-        }
-        for token in held.values { token.dispose(reason: .bagDisposed) }
-    }
-
-    /// Forgets the token of subscription `id`, which has ended. O(1).
-    func forget(_ id: UInt64) {
-        _ = tokens.withLock { $0.removeValue(forKey: id) }
+        for token in tokens.removeAll().values { token.dispose(reason: .bagDisposed) }
     }
 }

@@ -116,7 +116,7 @@ public struct EventToken: Hashable, Sendable {
     }
 
     /// Has the subscription's container tell `bag` when it ends (`DisposeBag.insert`).
-    func attach(to bag: DisposeBag) {
+    func attach(to bag: BagTokens) {
         guard let container else {
             bag.forget(id)
             return

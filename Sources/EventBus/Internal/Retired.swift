@@ -6,7 +6,7 @@ package struct Retired: ~Copyable {
     private var first: AnyObject?
     private var more: [AnyObject]?
     /// Bags whose token's subscription ended, with that subscription's id.
-    private var bags: [(DisposeBag, UInt64)]?
+    private var bags: [(BagTokens, UInt64)]?
     /// Work hooks decided on under the lock (installing an observer, reporting a refusal).
     private var work: [() -> Void]?
 
@@ -34,7 +34,7 @@ package struct Retired: ~Copyable {
         }
     }
 
-    mutating func tell(_ bag: DisposeBag, forget id: UInt64) {
+    mutating func tell(_ bag: BagTokens, forget id: UInt64) {
         if bags == nil { bags = [(bag, id)] } else { bags!.append((bag, id)) }
     }
 

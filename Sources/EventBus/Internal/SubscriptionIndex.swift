@@ -190,7 +190,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         withIndex { index, _ in index.isLive(subscription) }
     }
 
-    func attach(_ subscription: SubscriptionHandle, to bag: DisposeBag) {
+    func attach(_ subscription: SubscriptionHandle, to bag: BagTokens) {
         let attached = withIndex { index, _ in index.attach(subscription, to: bag) }
         if !attached { bag.forget(subscription.id) }
     }

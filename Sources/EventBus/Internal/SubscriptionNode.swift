@@ -15,8 +15,8 @@ internal import _EventBusShims
 class SubscriptionNode: @unchecked Sendable {
     // @unchecked Sendable: `liveness` is only touched through the C atomics. A node is built before
     // the lock is taken and seen only by the registering thread until it is registered under the
-    // lock of its container; from then on, the links, `pins`, `unlinkWhenUnpinned`, `bag` and
-    // `isBagged` are only touched under that lock, and `id`, `slot`, `bucket` and `siblings` (set
+    // lock of its container; from then on, the links, `pins`, `unlinkWhenUnpinned` and `bag` are
+    // only touched under that lock, and `id`, `slot`, `bucket` and `siblings` (set
     // then) only read; everything else is immutable after init.
 
     /// 1 while the subscription is live, 0 once it has ended. It must stay the first stored
@@ -73,11 +73,9 @@ class SubscriptionNode: @unchecked Sendable {
     @exclusivity(unchecked) unowned(unsafe) var previousOwned: SubscriptionNode?  // unowned(unsafe): see above
     @exclusivity(unchecked) var isInOwnedRing = false
 
-    /// The bag the token was last put in, told when the subscription ends.
-    @exclusivity(unchecked) weak var bag: DisposeBag?
-    /// Whether the token was ever put in a bag: only then is `bag` loaded (a weak load is a
-    /// runtime call).
-    @exclusivity(unchecked) var isBagged = false
+    /// The tokens of the bag the token was last put in, told when the subscription ends (and
+    /// let go of then: see ``BagTokens``).
+    @exclusivity(unchecked) var bag: BagTokens?
 
     /// Whether a handler error was printed for this subscription (debug builds, no error handler):
     /// read and written only under the container's lock.
@@ -199,7 +197,7 @@ protocol SubscriptionContainer: AnyObject, Sendable {
     func isLive(_ subscription: SubscriptionHandle) -> Bool
     /// Records that the subscription's token is held by `bag`; tells the bag at once if the
     /// subscription has already ended.
-    func attach(_ subscription: SubscriptionHandle, to bag: DisposeBag)
+    func attach(_ subscription: SubscriptionHandle, to bag: BagTokens)
     /// Hands an error thrown by `node`'s handler to the error handler (no lock held by the caller).
     func report(_ error: HandlerError, from node: SubscriptionNode)
     /// What introspection shows of the subscription, if it is live.

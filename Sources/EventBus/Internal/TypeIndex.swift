@@ -405,10 +405,9 @@ struct TypeIndex {
     func isLive(_ subscription: SubscriptionHandle) -> Bool { primary(of: subscription) != nil }
 
     /// Records `bag` as the bag of the subscription; `false` if it has ended.
-    mutating func attach(_ subscription: SubscriptionHandle, to bag: DisposeBag) -> Bool {
+    mutating func attach(_ subscription: SubscriptionHandle, to bag: BagTokens) -> Bool {
         guard let primary = primary(of: subscription) else { return false }
         primary.bag = bag
-        primary.isBagged = true
         return true
     }
 
@@ -440,7 +439,7 @@ struct TypeIndex {
         _ = primary.end()
         let hasSiblings = !primary.siblings.isEmpty
         if hasSiblings { for sibling in primary.siblings { _ = sibling.end() } }
-        if primary.isBagged, let bag = primary.bag {
+        if let bag = primary.bag {
             retired.tell(bag, forget: primary.id)
             primary.bag = nil
         }
@@ -532,7 +531,10 @@ struct TypeIndex {
             bucket.drain(into: &retired) { node, retired in
                 if ended != nil, seen.insert(node.id).inserted { ended?.append(node) }
                 _ = node.end()
-                if node.isBagged, let bag = node.bag { retired.tell(bag, forget: node.id) }
+                if let bag = node.bag {
+                    retired.tell(bag, forget: node.id)
+                    node.bag = nil
+                }
                 node.nextOwned = nil
                 node.previousOwned = nil
             }

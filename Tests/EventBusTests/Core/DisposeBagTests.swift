@@ -77,4 +77,29 @@ struct DisposeBagForgettingTests {
             count <= Self.small, "the bag still counts \(count) of \(subscriptions) tokens that ended with their owner")
         print("DisposeBag: \(subscriptions) owner-bound tokens ended by their owners' death; the bag counts \(count)")
     }
+
+    @Test(
+        "A bag and the subscriptions in it hold each other only while those are live: dropped in either order, bus and bag leave nothing alive"
+    )
+    func bagMakesNoLastingCycle() {
+        for bagFirst in [true, false] {
+            weak var index: SubscriptionIndex?
+            weak var weakBag: DisposeBag?
+            do {
+                let bus = EventBus()
+                index = bus.index
+                var bag: DisposeBag? = DisposeBag()
+                weakBag = bag
+                bus.on(Tapped.self).next { _ in }.disposed(by: bag!)
+                let ended = bus.on(Tapped.self).next { _ in }
+                ended.disposed(by: bag!)
+                ended.dispose()  // ended some other way: the bag is told, the node lets go of it
+                if bagFirst { bag = nil }
+                #expect(bus.subscriptionCount == (bagFirst ? 0 : 1))
+                _ = bag
+            }
+            #expect(weakBag == nil, "bag dropped \(bagFirst ? "before" : "after") the bus")
+            #expect(index == nil, "bag dropped \(bagFirst ? "before" : "after") the bus")
+        }
+    }
 }

@@ -3,12 +3,19 @@
 ///
 /// The common cases (a dispose retires one node) fit inline: no allocation.
 package struct Retired: ~Copyable {
+    /// What an operation retires beyond its first object: rarer, kept together so that dropping a
+    /// `Retired` that holds one object or none costs two releases of which one is of `nil`.
+    private enum Entry {
+        /// An object to release.
+        case object(AnyObject)
+        /// A bag whose token's subscription ended, with that subscription's id.
+        case bag(BagTokens, UInt64)
+        /// A work hook decided on under the lock (installing an observer, reporting a refusal).
+        case work(() -> Void)
+    }
+
     private var first: AnyObject?
-    private var more: [AnyObject]?
-    /// Bags whose token's subscription ended, with that subscription's id.
-    private var bags: [(BagTokens, UInt64)]?
-    /// Work hooks decided on under the lock (installing an observer, reporting a refusal).
-    private var work: [() -> Void]?
+    private var more: [Entry]?
 
     init() {}
 
@@ -20,31 +27,37 @@ package struct Retired: ~Copyable {
         more!.reserveCapacity(count - 1)
     }
 
-    /// Takes over a reference the caller holds unmanaged (a list's: see `SubscriberList`).
     // Unmanaged: `reference` is owned (+1) by the caller, and released here by `settle`.
     mutating func adopt(_ reference: Unmanaged<SubscriptionNode>) {
         add(reference.takeRetainedValue())
     }
 
     package mutating func add(_ object: consuming AnyObject) {
-        if first == nil {
-            first = object
-        } else {
-            if more == nil { more = [object] } else { more!.append(object) }
-        }
+        if first == nil { first = object } else { append(.object(object)) }
     }
 
     mutating func tell(_ bag: BagTokens, forget id: UInt64) {
-        if bags == nil { bags = [(bag, id)] } else { bags!.append((bag, id)) }
+        append(.bag(bag, id))
     }
 
     package mutating func afterUnlock(_ body: @escaping () -> Void) {
-        if work == nil { work = [body] } else { work!.append(body) }
+        append(.work(body))
     }
 
-    /// Tells the bags, runs the work, then releases everything. Call it with no lock held.
+    private mutating func append(_ entry: consuming Entry) {
+        if more == nil { more = [entry] } else { more!.append(entry) }
+    }
+
+    /// Tells the bags and runs the work hooks, in the order they came, then releases the objects.
+    /// No lock may be held.
     consuming func settle() {
-        if let bags { for (bag, id) in bags { bag.forget(id) } }
-        if let work { for body in work { body() } }
+        guard more != nil else { return }
+        for entry in more! {
+            switch entry {
+            case .object: break  // released with `more`, after the hooks
+            case .bag(let bag, let id): bag.forget(id)
+            case .work(let body): body()
+            }
+        }
     }
 }

@@ -1,15 +1,24 @@
 /// The owned subscriptions one bus operation checks for a dead owner: picked under the lock,
 /// checked after unlocking (loading an owner retains it, and its release may run its `deinit`).
 ///
-/// Two inline slots: no allocation.
+/// Two inline slots: no allocation. The picked nodes are retained (a node may be unlinked and
+/// released by another thread once the lock is let go of), as unmanaged references: a batch that
+/// picked nothing, the commonest case, is then dropped with no reference counting at all.
 struct SweepBatch: ~Copyable {
-    private var first: SubscriptionNode?
-    private var second: SubscriptionNode?
+    // Unmanaged: each is retained by `add` and released by `checkPicked` (or `deinit`).
+    private var first: Unmanaged<SubscriptionNode>?
+    private var second: Unmanaged<SubscriptionNode>?  // Unmanaged: as `first`
     /// Set when the sweep skipped a full turn's worth of main-bound owners off the main queue: the
     /// caller schedules a pass there.
     var mainSweepDue = false
 
     init() {}
+
+    /// Only a batch dropped without being checked gets here: it lets go of what it picked.
+    deinit {
+        first?.release()
+        second?.release()
+    }
 
     var isFull: Bool { second != nil }
 
@@ -20,25 +29,32 @@ struct SweepBatch: ~Copyable {
             skippedMainBound += 1
             return
         }
-        if first == nil { first = node } else { second = node }
+        if first == nil { first = .passRetained(node) } else { second = .passRetained(node) }
     }
 
     /// Ends the subscriptions whose owner is gone and has `container` forget them. No lock held.
     @inline(__always)
     consuming func check(in container: SubscriptionIndex) {
         // Most operations pick nothing: that case costs two loads.
-        guard first != nil || mainSweepDue else { return }
+        guard first != nil || mainSweepDue else {
+            discard self
+            return
+        }
         checkPicked(in: container)
     }
 
     @inline(never)
     private consuming func checkPicked(in container: SubscriptionIndex) {
+        let mainSweepDue = mainSweepDue
+        let first = first?.takeRetainedValue()
+        let second = second?.takeRetainedValue()
+        discard self
         if mainSweepDue { container.scheduleMainSweep() }
-        guard first != nil else { return }
-        let firstDead = first.map(Self.ownerIsGone) ?? false
+        guard let first else { return }
+        let firstDead = Self.ownerIsGone(first)
         let secondDead = second.map(Self.ownerIsGone) ?? false
         // Without allocating (an array of the two would be one allocation per reclaim).
-        switch (firstDead ? first?.handle : nil, secondDead ? second?.handle : nil) {
+        switch (firstDead ? first.handle : nil, secondDead ? second?.handle : nil) {
         case (let one?, let other?):
             container.reclaim(CollectionOfOne(one))
             container.reclaim(CollectionOfOne(other))
@@ -49,8 +65,6 @@ struct SweepBatch: ~Copyable {
         }
     }
 
-    /// Whether `node` is live and its owner gone. (Loading the owner retains it: call it with no
-    /// lock held, and for a main-bound owner only on the main queue.)
     static func ownerIsGone(_ node: SubscriptionNode) -> Bool {
         node.isLive && node.owner == nil
     }

@@ -13,12 +13,12 @@ cd "$(dirname "$0")"
 
 # scenario, operations, ceiling (instructions per operation)
 CEILINGS=(
-    "publish_N=0_EventBus 20000 134"
-    "publish_N=1_EventBus 20000 795"
-    "publish_N=1000_EventBus 1000 123750"
-    "subscribe+dispose_existing=1k_EventBus 110000 2370"
-    "chain_depth=1_EventNode 20000 2208"
-    "chain_depth=20_EventNode 5000 6906"
+    "publish_N=0_EventBus 20000 118"
+    "publish_N=1_EventBus 20000 630"
+    "publish_N=1000_EventBus 1000 84200"
+    "subscribe+dispose_existing=1k_EventBus 110000 1905"
+    "chain_depth=1_EventNode 20000 1930"
+    "chain_depth=20_EventNode 5000 6667"
 )
 
 command -v valgrind >/dev/null || { echo "plain-dispatch: FAIL: valgrind is needed"; exit 1; }

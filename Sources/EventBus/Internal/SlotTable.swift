@@ -38,7 +38,7 @@ struct SlotTable {
 
     /// The subscription in `slot`, if any.
     func node(at slot: UInt32) -> SubscriptionNode? {
-        unmanagedNode(at: slot)?.takeUnretainedValue()
+        unmanagedNode(at: slot)?.takeUnretainedValue()  // Unmanaged: see `unmanagedNode(at:)`
     }
 
     /// The node in `slot`, `nil` if the slot is free or was never used, without retaining it.

@@ -77,8 +77,9 @@ final class SubscriptionIndex: SubscriptionContainer {
             guard let node = index.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired) else {
                 return nil
             }
+            // Unmanaged: the primary is linked (its list holds it) and the lock is held.
             if index.hasTracer { traced = node.takeUnretainedValue() }
-            return node._withUnsafeGuaranteedRef(\.handle)
+            return node._withUnsafeGuaranteedRef(\.handle)  // Unmanaged: as above
         }
         sweep.check(in: self)
         if let traced { traceSubscribed(traced) }
@@ -138,6 +139,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         let node = withIndex { index, retired in
             index.tick(.subscribe, sweep: &sweep, retired: &retired)
             traces = index.hasTracer
+            // Unmanaged: the primary is linked (its list holds it) and the lock is held.
             let node = index.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired)?
                 .takeUnretainedValue()
             if let node {
@@ -169,6 +171,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         let traced: SubscriptionNode? = withIndex { index, retired in
             index.tick(.dispose, sweep: &sweep, retired: &retired)
             guard let ended = index.end(subscription, retired: &retired), index.hasTracer else { return nil }
+            // Unmanaged: `retired` holds the ended primary until after unlocking.
             return ended.takeUnretainedValue()
         }
         sweep.check(in: self)
@@ -180,6 +183,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         withIndex(retiring: subscriptions.underestimatedCount) { index, retired in
             for subscription in subscriptions {
                 let node = index.end(subscription, retired: &retired)
+                // Unmanaged: `retired` holds the ended primary until after unlocking.
                 if index.hasTracer, let node { ended.append(node.takeUnretainedValue()) }
             }
         }

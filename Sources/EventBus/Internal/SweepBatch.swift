@@ -16,6 +16,7 @@ struct SweepBatch: ~Copyable {
 
     /// Only a batch dropped without being checked gets here: it lets go of what it picked.
     deinit {
+        // Unmanaged: the references `add` took.
         first?.release()
         second?.release()
     }
@@ -29,6 +30,7 @@ struct SweepBatch: ~Copyable {
             skippedMainBound += 1
             return
         }
+        // Unmanaged: retained here, released by `checkPicked` (or `deinit`).
         if first == nil { first = .passRetained(node) } else { second = .passRetained(node) }
     }
 
@@ -46,6 +48,7 @@ struct SweepBatch: ~Copyable {
     @inline(never)
     private consuming func checkPicked(in container: SubscriptionIndex) {
         let mainSweepDue = mainSweepDue
+        // Unmanaged: the references `add` took.
         let first = first?.takeRetainedValue()
         let second = second?.takeRetainedValue()
         discard self

@@ -333,6 +333,7 @@ struct TypeIndex {
             if let key = primary.key { hooks.subscribed(key: key, retired: &retired) }
             for sibling in primary.siblings { hooks.subscribed(key: sibling.key!, retired: &retired) }
         }
+        // Unmanaged: linked above, so its list holds it.
         return Unmanaged.passUnretained(primary)
     }
 
@@ -340,6 +341,7 @@ struct TypeIndex {
     private func link(_ node: SubscriptionNode, id: UInt64, slot: UInt32, in bucket: Bucket) {
         node.id = id
         node.slot = slot
+        // Unmanaged: the index holds the bucket, and keeps it while a node is linked in it.
         node.bucket = Unmanaged.passUnretained(bucket)
         bucket.append(node)
     }
@@ -419,10 +421,12 @@ struct TypeIndex {
     // Unmanaged: the slot's node is linked (its list holds it) until unlinked here, and then
     // `retired` holds it.
     mutating func end(_ subscription: SubscriptionHandle, retired: inout Retired) -> Unmanaged<SubscriptionNode>? {
+        // Unmanaged: a slot's node is linked, and the lock is held.
         guard let primary = slots.unmanagedNode(at: subscription.slot),
             primary._withUnsafeGuaranteedRef({ $0.id == subscription.id })
         else { return nil }
         slots.free(subscription.slot)
+        // Unmanaged: as above (`retired` holds it once unlinked).
         primary._withUnsafeGuaranteedRef { primary in
             // Unmanaged: a bucket with a linked node is not removed.
             primary.bucket!._withUnsafeGuaranteedRef { bucket in end(primary, in: bucket, retired: &retired) }
@@ -472,6 +476,7 @@ struct TypeIndex {
         var slot = start
         while slot < end {
             if let node = slots.node(at: slot), node.isLive,
+                // Unmanaged: a live node's bucket is held by the index.
                 typeID == nil || node.bucket!.takeUnretainedValue().typeID == typeID
             {
                 found.append((node, node.siblings.compactMap(\.key)))

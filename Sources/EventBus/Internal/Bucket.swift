@@ -93,8 +93,8 @@ final class Bucket {
         levelMask = 0
     }
 
-    // Unmanaged: `head` is a list's first link; the list holds a reference to each of its nodes.
     private static func drain(
+        // Unmanaged: `head` is a list's first link; the list holds a reference to each of its nodes.
         from head: Unmanaged<SubscriptionNode>?, into retired: inout Retired,
         _ body: (SubscriptionNode, inout Retired) -> Void
     ) {

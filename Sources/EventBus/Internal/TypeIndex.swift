@@ -399,7 +399,15 @@ struct TypeIndex {
 
     /// The primary node of a live subscription.
     private func primary(of subscription: SubscriptionHandle) -> SubscriptionNode? {
-        guard let node = slots.node(at: subscription.slot), node.id == subscription.id else { return nil }
+        unmanagedPrimary(of: subscription)?.takeUnretainedValue()  // Unmanaged: see there
+    }
+
+    /// ``primary(of:)``, unretained.
+    // Unmanaged: a slot's node is linked (its list holds it), and the lock is held.
+    private func unmanagedPrimary(of subscription: SubscriptionHandle) -> Unmanaged<SubscriptionNode>? {
+        guard let node = slots.unmanagedNode(at: subscription.slot),
+            node._withUnsafeGuaranteedRef({ $0.id == subscription.id })
+        else { return nil }
         return node
     }
 
@@ -421,10 +429,8 @@ struct TypeIndex {
     // Unmanaged: the slot's node is linked (its list holds it) until unlinked here, and then
     // `retired` holds it.
     mutating func end(_ subscription: SubscriptionHandle, retired: inout Retired) -> Unmanaged<SubscriptionNode>? {
-        // Unmanaged: a slot's node is linked, and the lock is held.
-        guard let primary = slots.unmanagedNode(at: subscription.slot),
-            primary._withUnsafeGuaranteedRef({ $0.id == subscription.id })
-        else { return nil }
+        // Unmanaged: see `unmanagedPrimary(of:)`.
+        guard let primary = unmanagedPrimary(of: subscription) else { return nil }
         slots.free(subscription.slot)
         // Unmanaged: as above (`retired` holds it once unlinked).
         primary._withUnsafeGuaranteedRef { primary in
@@ -441,15 +447,14 @@ struct TypeIndex {
             bucket.internalCount -= 1
         }
         _ = primary.end()
-        let hasSiblings = !primary.siblings.isEmpty
-        if hasSiblings { for sibling in primary.siblings { _ = sibling.end() } }
+        for sibling in primary.siblings { _ = sibling.end() }
         if let bag = primary.bag {
             retired.tell(bag, forget: primary.id)
             primary.bag = nil
         }
         removeOwned(primary)
         unlinkNode(primary, from: bucket, retired: &retired)
-        if hasSiblings { for sibling in primary.siblings { unlinkNode(sibling, from: bucket, retired: &retired) } }
+        for sibling in primary.siblings { unlinkNode(sibling, from: bucket, retired: &retired) }
         bucket.subscriptionCount -= 1
     }
 

@@ -48,18 +48,25 @@ enum Callback<E: Sendable>: Sendable {
 typealias MainActorHandler<E> = @MainActor @Sendable (AnyObject?, E) throws -> EventPropagation
 
 /// What one delivery did.
-enum Outcome: Equatable {
-    /// The handler ran.
-    case delivered
-    /// The handler ran and asked to stop the dispatch.
-    case stopped
-    /// The handler will run on its queue (if the subscription is still live then).
-    case enqueued
+///
+/// Its bits say what a dispatch counts: 1, the delivery started or was enqueued; 2, enqueued;
+/// 4, the dispatch is to stop; 8, the owner is gone. A walk counts the common case (`delivered`)
+/// with no branch: every other outcome but `ended` is above 1. (A struct, not an enum with raw
+/// values: reading an enum's raw value goes through a table.)
+struct Outcome: Equatable {
+    let bits: UInt8
+
     /// The subscription had ended: nothing ran.
-    case ended
+    static var ended: Outcome { Outcome(bits: 0) }
+    /// The handler ran.
+    static var delivered: Outcome { Outcome(bits: 1) }
+    /// The handler will run on its queue (if the subscription is still live then).
+    static var enqueued: Outcome { Outcome(bits: 3) }
+    /// The handler ran and asked to stop the dispatch.
+    static var stopped: Outcome { Outcome(bits: 5) }
     /// The owner is gone: nothing ran, and the subscription is to be reclaimed.
-    case ownerGone
+    static var ownerGone: Outcome { Outcome(bits: 8) }
 
     /// Whether a delivery started or was enqueued (what a dead event lacks).
-    var reached: Bool { self == .delivered || self == .stopped || self == .enqueued }
+    var reached: Bool { bits & 1 != 0 }
 }

@@ -2,8 +2,8 @@
 /// chunk at a time and delivered outside it.
 ///
 /// The route, for each ``DeliveryLevel`` in order (handlers high, normal, low, then monitors): the
-/// list of the event's key, then the unkeyed list; levels with no node are skipped by the bucket's
-/// mask. Each `fill` (under the lock) takes up to `chunkCapacity` live subscriptions into a buffer
+/// list of the event's key, then the unkeyed list; levels with no node are skipped (the bucket
+/// keeps a mask of them). Each `fill` (under the lock) takes up to `chunkCapacity` live subscriptions into a buffer
 /// on the dispatching thread's stack. If the route ends within the chunk and it holds at most
 /// `retainedChunkLimit` nodes, they are retained and released after delivery: the lock is taken
 /// once. Otherwise they are pinned (a pinned node stays linked, so its list keeps it
@@ -26,22 +26,23 @@ struct DispatchPlan {
     /// The walked bucket. Alive while the plan runs: a bucket with a pinned node is not removed,
     /// and the plan keeps a node pinned until its last fill.
     private var bucket: Unmanaged<Bucket>?
-    /// `2 * level`: the list of `key` at that level; `2 * level + 1`: the unkeyed list; `stageEnd`:
-    /// done.
-    private var stage = 0
-    /// Where the walk ends: after the monitors, or (a handlers-only walk) before them.
-    private var stageEnd = Self.allStages
-    private static let allStages = 2 * DeliveryLevel.count
-    private static let firstMonitorStage = 2 * DeliveryLevel.firstMonitor.index
+    /// The lists left to walk, one bit per list: bit `2 * level`, the list of `key` at that level;
+    /// bit `2 * level + 1`, the unkeyed list. The lowest bit is the list being walked. Set by
+    /// `start` from the bucket's levels with nodes (a node linked later has a higher id than the
+    /// walk delivers to), and the limits; a list's bit is cleared when the walk leaves it.
+    private var lists: UInt16 = 0
+    /// The bits of the handlers' lists (the monitors' are above them).
+    private static let handlerLists: UInt16 = 1 << (2 * DeliveryLevel.firstMonitor.index) - 1
     /// Set when a handler stopped the dispatch: only monitors are delivered to from then on.
     private(set) var isStopped = false
     /// Deliveries started or enqueued so far.
     private(set) var reached = 0
     /// Of which enqueued.
     private(set) var enqueued = 0
-    /// The bucket's levels with nodes when the walk started (a node linked later has a higher id
-    /// than the walk delivers to).
-    private var levels: UInt8 = 0
+    /// Whether the walk is limited to the handlers (see ``limit(to:)``).
+    private var isHandlersOnly = false
+    /// Whether a handlers-only walk ended before monitors (the bucket had some when it started).
+    private(set) var leftMonitors = false
     /// The next node to visit, pinned, when a chunk filled before the route ended.
     private var cursor: Unmanaged<SubscriptionNode>?
 
@@ -57,7 +58,7 @@ struct DispatchPlan {
         switch walk {
         case .all: break
         case .handlers(let stopped, let upTo):
-            stageEnd = Self.firstMonitorStage
+            isHandlersOnly = true
             isStopped = stopped
             self.upTo = upTo
         case .monitors(let upTo):
@@ -78,28 +79,22 @@ struct DispatchPlan {
     ) {
         self.bucket = Unmanaged.passUnretained(bucket)  // Unmanaged: see `bucket`
         maxID = Swift.min(upTo, lastID)
-        levels = bucket.levelMask
-        stage = firstStage(atOrAfter: isStopped ? Self.firstMonitorStage : 0)
+        // Level `l`'s bit moves to bit `2 * l` (levels fit in 8 bits).
+        var levels = UInt16(bucket.levelMask)
+        levels = (levels | levels << 4) & 0x0F0F
+        levels = (levels | levels << 2) & 0x3333
+        levels = (levels | levels << 1) & 0x5555
+        lists = (key == nil ? 0 : levels) | (includingUnkeyed ? levels << 1 : 0)
+        if isHandlersOnly {
+            leftMonitors = levels & ~Self.handlerLists != 0
+            lists &= Self.handlerLists
+        }
+        if isStopped { lists &= ~Self.handlerLists }
         fill(key: key, index: &index, retired: &retired)
     }
 
     /// Whether the first fill found a subscription to deliver to (under the lock, after `start`).
     var foundSubscribers: Bool { count > 0 }
-
-    /// Whether a handlers-only walk ended before monitors (the bucket had some when it started).
-    var leftMonitors: Bool {
-        stageEnd != Self.allStages && Int(levels) >> DeliveryLevel.firstMonitor.index != 0
-    }
-
-    /// The first stage from `stage` on whose level has nodes (`stageEnd` if none).
-    @inline(__always)
-    private func firstStage(atOrAfter stage: Int) -> Int {
-        // The levels from `stage`'s on that have nodes; the lowest is where the walk goes on.
-        let remaining = Int(levels) >> (stage >> 1)
-        guard remaining != 0 else { return stageEnd }
-        let skipped = remaining.trailingZeroBitCount
-        return skipped == 0 ? stage : Swift.min(2 * ((stage >> 1) + skipped), stageEnd)
-    }
 
     /// Under the lock: unpins the delivered chunk, then takes the next chunk of live subscriptions.
     private mutating func fill(key: String?, index: inout TypeIndex, retired: inout Retired) {
@@ -113,59 +108,59 @@ struct DispatchPlan {
         if !isRetained {
             for i in 0..<count { index.unpin(chunk[i], in: bucket, retired: &retired) }
         }
+        // The walk's state in locals: a store into the chunk could alias the plan's fields, which
+        // would be reloaded on every step otherwise.
+        let slots = chunk.baseAddress.unsafelyUnwrapped
+        let capacity = chunk.count
+        let maxID = self.maxID
+        var lists = self.lists
+        var count = 0
         // The walk holds no references: under the lock, linked nodes are kept alive by their list
         // (`Unmanaged`, so that reading a link costs no reference counting).
         var node: Unmanaged<SubscriptionNode>?  // Unmanaged: under the lock, kept alive by its list
-        var resumed: Unmanaged<SubscriptionNode>?  // Unmanaged: pinned
-        if isStopped && stage < Self.firstMonitorStage {
+        if isStopped && lists & Self.handlerLists != 0 {
             // Stopped: the handlers left are skipped, the monitors' walk starts.
             if let cursor { index.unpin(cursor, in: bucket, retired: &retired) }
             cursor = nil
-            stage = firstStage(atOrAfter: Self.firstMonitorStage)
-        }
-        if let cursor {
-            node = cursor
-            resumed = cursor
-            self.cursor = nil
-        } else {
-            node = head(of: bucket, key: key, at: stage)
-        }
-        // The walk's state in locals: a store into the chunk could alias the plan's fields, which
-        // would be reloaded on every step otherwise.
-        var stage = self.stage
-        var count = 0
-        let stageEnd = self.stageEnd
-        let maxID = self.maxID
-        let capacity = chunk.count
-        while stage < stageEnd {
-            guard let current = node else {
-                stage = firstStage(atOrAfter: stage + 1)
-                node = head(of: bucket, key: key, at: stage)
-                continue
-            }
-            let (id, isLive, next) = current._withUnsafeGuaranteedRef { ($0.id, $0.isLive, $0.next) }
-            guard id <= maxID else {
-                node = nil
-                continue
-            }
-            if count == capacity {
-                index.pin(current)
-                cursor = current
-                break
-            }
+            lists &= ~Self.handlerLists
+            node = head(of: bucket, key: key, lists: lists)
+        } else if let resumed = cursor {
+            // Resumed where the last chunk filled: the cursor (pinned, so still linked; its id was
+            // checked) is taken if live, then let go of once its successor is read.
+            cursor = nil
+            let (isLive, next) = resumed._withUnsafeGuaranteedRef { ($0.isLive, $0.next) }
             if isLive {
-                // Pinned now; a last chunk of a few is retained instead, below.
-                index.pin(current)
-                chunk[count] = current
-                count += 1
+                index.pin(resumed)
+                slots[count] = resumed
+                count &+= 1
             }
             node = next
-            if let pinned = resumed {
-                resumed = nil
-                index.unpin(pinned, in: bucket, retired: &retired)
-            }
+            index.unpin(resumed, in: bucket, retired: &retired)
+        } else {
+            node = head(of: bucket, key: key, lists: lists)
         }
-        self.stage = stage
+        walk: while lists != 0 {
+            while let current = node {
+                let (id, isLive, next) = current._withUnsafeGuaranteedRef { ($0.id, $0.isLive, $0.next) }
+                // The rest of the list subscribed after the dispatch started.
+                guard id <= maxID else { break }
+                if count == capacity {
+                    index.pin(current)
+                    cursor = current
+                    break walk
+                }
+                if isLive {
+                    // Pinned now; a last chunk of a few is retained instead, below.
+                    index.pin(current)
+                    slots[count] = current
+                    count &+= 1
+                }
+                node = next
+            }
+            lists &= lists &- 1
+            node = head(of: bucket, key: key, lists: lists)
+        }
+        self.lists = lists
         self.count = count
         // A last chunk of a few nodes is retained, so that no lock is needed after it; the others
         // stay pinned (for more than a few, a pin and an unpin under a lock taken once more cost
@@ -177,58 +172,42 @@ struct DispatchPlan {
         }
     }
 
-    /// The first node of the list of `stage`, `nil` if that list is skipped or empty.
+    /// The first node of the lowest list in `lists` (see ``lists``), `nil` if it is empty or
+    /// `lists` is.
     @inline(__always)
     // Unmanaged: read under the lock, while the list holds the node (see `SubscriberList`).
-    private func head(of bucket: Bucket, key: String?, at stage: Int) -> Unmanaged<SubscriptionNode>? {
-        guard stage < stageEnd else { return nil }
-        let level = DeliveryLevel(rawValue: UInt8(stage >> 1))
-        if stage & 1 == 0 {
-            guard let key else { return nil }
-            return bucket.unmanagedHead(of: key, at: level)
-        }
-        return includingUnkeyed ? bucket.unmanagedHead(of: nil, at: level) : nil
+    private func head(of bucket: Bucket, key: String?, lists: UInt16) -> Unmanaged<SubscriptionNode>? {
+        guard lists != 0 else { return nil }
+        let list = lists.trailingZeroBitCount
+        let level = DeliveryLevel(rawValue: UInt8(truncatingIfNeeded: list >> 1))
+        // A keyed list's bit is only set when there is a key.
+        return bucket.unmanagedHead(of: list & 1 == 0 ? key : nil, at: level)
     }
 
     /// Delivers the event at `event` (of the walked type) chunk by chunk, no lock held while
     /// handlers run, reclaiming the subscriptions whose owner turned out to be gone.
     mutating func run(_ event: UnsafeRawPointer, key: String?, in container: SubscriptionIndex) {
         while count > 0 {
-            var dead: UInt64 = 0  // bit i: chunk[i]'s owner is gone
-            for i in 0..<count where !deliver(event, to: chunk[i]) {
-                dead |= 1 << UInt64(i)
+            let slots = chunk.baseAddress.unsafelyUnwrapped
+            let end = slots + count
+            var delivery = ChunkDelivery(first: slots, isStopped: isStopped)
+            var slot = slots
+            while slot != end {
+                // A node delivers to itself, and a plain one to the nodes of its class after it.
+                slot = slot.pointee._withUnsafeGuaranteedRef { $0.deliver(event, at: slot, before: end, &delivery) }
             }
-            if dead != 0 { reclaim(dead, in: container) }
+            isStopped = delivery.isStopped
+            reached &+= delivery.reached
+            enqueued &+= delivery.enqueued
+            if delivery.dead != 0 { reclaim(delivery.dead, in: container) }
             if isRetained {
                 // The last chunk: release it (a node may be deallocated here, with no lock held).
-                for i in 0..<count { chunk[i].release() }
+                for i in 0..<count { slots[i].release() }
                 count = 0
                 return
             }
             refill(key: key, in: container)
         }
-    }
-
-    /// Delivers the event to `node` (skipped if it is not a monitor and the dispatch was stopped)
-    /// and counts the outcome; `false` if the node's owner is gone.
-    // Unmanaged: the chunk's nodes are pinned or retained.
-    private mutating func deliver(_ event: UnsafeRawPointer, to node: Unmanaged<SubscriptionNode>) -> Bool {
-        let outcome = node._withUnsafeGuaranteedRef { node in
-            // After a stop, only monitors (the chunk holds them last, in level order).
-            isStopped && !node.level.isMonitor ? .ended : node.deliver(event)
-        }
-        switch outcome {
-        case .delivered: reached += 1
-        case .enqueued:
-            reached += 1
-            enqueued += 1
-        case .stopped:
-            reached += 1
-            isStopped = true
-        case .ownerGone: return false
-        case .ended: break
-        }
-        return true
     }
 
     /// Unpins the delivered chunk (a node that ended meanwhile is unlinked now) and takes the next.

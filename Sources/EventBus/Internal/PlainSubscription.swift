@@ -21,6 +21,28 @@ final class PlainSubscription<E: Sendable>: SubscriptionNode, @unchecked Sendabl
         return .delivered
     }
 
+    override func deliver(
+        _ event: UnsafeRawPointer, at slot: ChunkSlot, before end: ChunkSlot, _ delivery: inout ChunkDelivery
+    ) -> ChunkSlot {
+        // A plain handler never stops the dispatch and has no owner: only the deliveries that
+        // started are counted, and `isStopped` stays as it is through the run.
+        let skipsHandlers = delivery.isStopped
+        var reached = 0
+        var slot = slot
+        repeat {
+            reached &+= slot.pointee._withUnsafeGuaranteedRef { node in
+                // The first is `self`; the others were checked to be of its class below.
+                let node = unsafeDowncast(node, to: Self.self)
+                guard node.isLive, !skipsHandlers || node.level.isMonitor else { return 0 }
+                Self.withEvent(at: event, as: E.self, node.handler)
+                return 1
+            }
+            slot += 1
+        } while slot != end && slot.pointee._withUnsafeGuaranteedRef { type(of: $0) == Self.self }
+        delivery.reached &+= reached
+        return slot
+    }
+
     override var eventType: Any.Type { E.self }
 
     override var delivery: SubscriptionInfo.Delivery { .synchronous }

@@ -120,6 +120,17 @@ class SubscriptionNode: @unchecked Sendable {
         preconditionFailure("EventBus: a subscription node without a body")
     }
 
+    /// Delivers the event at `event` to this node, the one at `slot` in a dispatch's chunk (skipped
+    /// if the dispatch was stopped and this is not a monitor), counts the outcome in `delivery`,
+    /// and returns the next slot to deliver to, at most `end`. ``PlainSubscription`` also delivers
+    /// to the nodes of its own class that follow it: one virtual call for a run of them.
+    func deliver(
+        _ event: UnsafeRawPointer, at slot: ChunkSlot, before end: ChunkSlot, _ delivery: inout ChunkDelivery
+    ) -> ChunkSlot {
+        delivery.count(delivery.isStopped && !level.isMonitor ? .ended : deliver(event), at: slot)
+        return slot + 1
+    }
+
     /// Runs `body` with the event at `event`, borrowed in place.
     ///
     /// Generic over a `~Copyable` type so that the compiler cannot copy the event: a typed node's

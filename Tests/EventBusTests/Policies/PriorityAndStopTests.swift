@@ -181,4 +181,40 @@ struct PriorityAndStopTests {
         #expect(log.value == ["stopper", "monitor"])
         #expect(bus.subscriptionCount == 2)
     }
+
+    @Test(
+        "Runs of plain handlers between other kinds: a stop skips the plain handlers after it, not the plain monitors; a plain handler disposed by an earlier one is not called",
+        arguments: [3, 20, 40])
+    func plainRunsAroundAStop(runLength: Int) {
+        let bus = EventBus()
+        let log = Shared<[String]>([])
+        let owner = Sentinel()
+        let disposed = Shared<[EventToken]>([])
+        // plain × n, owner-bound, plain × n (the first disposes the last), stopper, plain × n,
+        // plain monitors × n, an owner-bound monitor, plain monitors × n: runs of one node class
+        // broken by another, within a chunk and across chunks.
+        for i in 0..<runLength { _ = bus.on(Tap.self).next { _ in log.append("a\(i)") } }
+        bus.on(Tap.self).freeWith(owner).next { _, _ in log.append("owned") }
+        _ = bus.on(Tap.self).next { _ in
+            disposed.value.forEach { $0.dispose() }
+            log.append("b0")
+        }
+        for i in 1..<runLength { _ = bus.on(Tap.self).next { _ in log.append("b\(i)") } }
+        let last = bus.on(Tap.self).next { _ in log.append("disposed") }
+        disposed.withLock { $0 = [last] }
+        _ = bus.on(Tap.self).handle { _ in
+            log.append("stopper")
+            return .stop
+        }
+        for _ in 0..<runLength { _ = bus.on(Tap.self).next { _ in log.append("skipped") } }
+        for i in 0..<runLength { _ = bus.on(Tap.self).monitor().next { _ in log.append("m\(i)") } }
+        bus.on(Tap.self).monitor().freeWith(owner).next { _, _ in log.append("owned monitor") }
+        for i in 0..<runLength { _ = bus.on(Tap.self).monitor().next { _ in log.append("n\(i)") } }
+        bus.dispatch(Tap())
+        let expected =
+            (0..<runLength).map { "a\($0)" } + ["owned"] + (0..<runLength).map { "b\($0)" } + ["stopper"]
+            + (0..<runLength).map { "m\($0)" } + ["owned monitor"] + (0..<runLength).map { "n\($0)" }
+        #expect(log.value == expected)
+        withExtendedLifetime(owner) {}
+    }
 }

@@ -17,11 +17,11 @@ cd "$(dirname "$0")"
 # scenario, operations, ceiling (instructions per operation)
 CEILINGS=(
     "publish_N=0_EventBus 20000 117"
-    "publish_N=1_EventBus 20000 605"
+    "publish_N=1_EventBus 20000 585"
     "publish_N=1000_EventBus 1000 59900"
     "subscribe+dispose_existing=1k_EventBus 110000 1905"
-    "chain_depth=1_EventNode 20000 1775"
-    "chain_depth=20_EventNode 5000 6573"
+    "chain_depth=1_EventNode 20000 1755"
+    "chain_depth=20_EventNode 5000 6553"
 )
 
 command -v valgrind >/dev/null || { echo "plain-dispatch: FAIL: valgrind is needed"; exit 1; }

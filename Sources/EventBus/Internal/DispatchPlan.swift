@@ -192,9 +192,16 @@ struct DispatchPlan {
             let end = slots + count
             var delivery = ChunkDelivery(first: slots, isStopped: isStopped)
             var slot = slots
-            while slot != end {
-                // A node delivers to itself, and a plain one to the nodes of its class after it.
-                slot = slot.pointee._withUnsafeGuaranteedRef { $0.deliver(event, at: slot, before: end, &delivery) }
+            if count == 1 {
+                // A chunk of one needs no run.
+                _ = slot.pointee._withUnsafeGuaranteedRef { $0.deliverAlone(event, at: slot, &delivery) }
+            } else {
+                while slot != end {
+                    // A node delivers to itself, and a plain one to the nodes of its class after it.
+                    slot = slot.pointee._withUnsafeGuaranteedRef {
+                        $0.deliver(event, at: slot, before: end, &delivery)
+                    }
+                }
             }
             isStopped = delivery.isStopped
             reached &+= delivery.reached

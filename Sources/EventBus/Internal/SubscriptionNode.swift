@@ -127,6 +127,16 @@ class SubscriptionNode: @unchecked Sendable {
     func deliver(
         _ event: UnsafeRawPointer, at slot: ChunkSlot, before end: ChunkSlot, _ delivery: inout ChunkDelivery
     ) -> ChunkSlot {
+        deliverAlone(event, at: slot, &delivery)
+    }
+
+    /// Delivers the event at `event` to this node alone, the one at `slot` in a dispatch's chunk,
+    /// as ``deliver(_:at:before:_:)`` does (a chunk of one is delivered to this way: it needs no
+    /// run).
+    @inline(__always)
+    final func deliverAlone(
+        _ event: UnsafeRawPointer, at slot: ChunkSlot, _ delivery: inout ChunkDelivery
+    ) -> ChunkSlot {
         delivery.count(delivery.isStopped && !level.isMonitor ? .ended : deliver(event), at: slot)
         return slot + 1
     }

@@ -121,9 +121,9 @@ struct ReentrancyTests {
             bus.dispatch(Deeper(level: 1))
             done.signal()
         }
-        // AddressSanitizer's redzones make every frame several times larger: there, the same depth
-        // runs on an 8 MiB stack (the bound stated is for ordinary debug and release builds).
-        thread.stackSize = underAddressSanitizer ? 8 << 20 : 512 << 10
+        // A sanitizer's instrumentation makes every frame several times larger: there, the same
+        // depth runs on an 8 MiB stack (the bound stated is for ordinary debug and release builds).
+        thread.stackSize = underStackHungrySanitizer ? 8 << 20 : 512 << 10
         thread.start()
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(deepest.value == levels)

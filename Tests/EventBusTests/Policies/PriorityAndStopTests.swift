@@ -196,7 +196,7 @@ struct PriorityAndStopTests {
         for i in 0..<runLength { _ = bus.on(Tap.self).next { _ in log.append("a\(i)") } }
         bus.on(Tap.self).freeWith(owner).next { _, _ in log.append("owned") }
         _ = bus.on(Tap.self).next { _ in
-            disposed.value.forEach { $0.dispose() }
+            for token in disposed.value { token.dispose() }
             log.append("b0")
         }
         for i in 1..<runLength { _ = bus.on(Tap.self).next { _ in log.append("b\(i)") } }

@@ -17,6 +17,19 @@ let stressSeconds: Double = environmentInt("EVENTBUS_STRESS_SECONDS").map(Double
 /// Whether the suite runs under AddressSanitizer (CI sets `EVENTBUS_ASAN=1` for that stage).
 let underAddressSanitizer = environmentFlag("EVENTBUS_ASAN")
 
+/// Whether the test binary was built with ThreadSanitizer or AddressSanitizer (`swift test
+/// --sanitize=…`), found by their runtimes' entry points: their instrumentation makes every frame
+/// several times larger, so the tests of the stack a nested dispatch needs give those builds more.
+let underStackHungrySanitizer: Bool = {
+    #if canImport(Darwin)
+        let everywhere = UnsafeMutableRawPointer(bitPattern: -2)  // RTLD_DEFAULT
+    #else
+        let everywhere: UnsafeMutableRawPointer? = nil  // RTLD_DEFAULT
+    #endif
+    let entryPoints: [String] = ["__tsan_init", "__asan_init"]
+    return underAddressSanitizer || entryPoints.contains { dlsym(everywhere, $0) != nil }
+}()
+
 /// A logical clock shared by every thread of a stress test. A stamp is taken under a lock, so stamps
 /// are totally ordered and consistent with happens-before.
 final class LogicalClock: Sendable {

@@ -3,14 +3,16 @@
 ///
 /// The route, for each ``DeliveryLevel`` in order (handlers high, normal, low, then monitors): the
 /// list of the event's key, then the unkeyed list; levels with no node are skipped (the bucket
-/// keeps a mask of them). Each `fill` (under the lock) takes up to `chunkCapacity` live subscriptions into a buffer
-/// on the dispatching thread's stack. If the route ends within the chunk and it holds at most
-/// `retainedChunkLimit` nodes, they are retained and released after delivery: the lock is taken
-/// once. Otherwise they are pinned (a pinned node stays linked, so its list keeps it
-/// alive, even if it ends meanwhile) and unpinned under the lock when the next chunk is filled: no
-/// reference counting per subscriber, and the lock is held O(chunkCapacity) at a time however many
-/// subscribers there are. Subscriptions made after the dispatch started (higher ids) are not
-/// delivered to. A handler that stops the dispatch makes the walk skip to the monitors.
+/// keeps a mask of them). Each `fill` (under the lock) takes up to `chunkCapacity` live
+/// subscriptions into a buffer on the dispatching thread's stack. If the route ends within the
+/// chunk and it holds at most `retainedChunkLimit` nodes, they are retained and released after
+/// delivery: the lock is taken once. Otherwise they are pinned (a pinned node stays linked, so its
+/// list keeps it alive, even if it ends meanwhile) and unpinned under the lock when the next chunk
+/// is filled: no reference counting per subscriber, and the lock is held O(chunkCapacity) at a
+/// time however many subscribers there are. Subscriptions made after the dispatch started (higher
+/// ids) are not delivered to. A handler that stops the dispatch makes the walk skip to the
+/// monitors. `run` delivers a chunk with one virtual call per node, or per run of plain nodes of
+/// one class (see `SubscriptionNode.deliver(_:at:before:_:)`).
 struct DispatchPlan {
     static var chunkCapacity: Int { 32 }
     /// The most nodes a last chunk retains rather than pins.

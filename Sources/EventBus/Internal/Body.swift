@@ -66,7 +66,4 @@ struct Outcome: Equatable {
     static var stopped: Outcome { Outcome(bits: 5) }
     /// The owner is gone: nothing ran, and the subscription is to be reclaimed.
     static var ownerGone: Outcome { Outcome(bits: 8) }
-
-    /// Whether a delivery started or was enqueued (what a dead event lacks).
-    var reached: Bool { bits & 1 != 0 }
 }

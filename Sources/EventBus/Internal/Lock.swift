@@ -70,8 +70,10 @@ package struct Locked<State>: @unchecked Sendable {
     struct LockPrimitive {
         /// 0 unlocked, 1 locked, 2 locked with threads waiting (the shim's `eventbus_lock`).
         var word: Int32 = 0
-        /// Debug builds: the holding thread (`pthread_self`), 0 when unlocked.
-        var holder: Int = 0
+        #if DEBUG
+            /// The holding thread (`pthread_self`), 0 when unlocked: a re-entrant lock traps.
+            var holder: Int = 0
+        #endif
     }
 #else
     /// The platform's mutex.

@@ -143,7 +143,7 @@ final class SubscriptionIndex: SubscriptionContainer {
             let node = index.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired)?
                 .takeUnretainedValue()
             if let node {
-                let keys = [node.key].compactMap { $0 } + node.siblings.compactMap(\.key)
+                let keys = node.keys
                 replay =
                     index.withStickyStore(of: E.self) { store, now in
                         store.entries(of: keys.isEmpty ? nil : keys, now: now, taking: true, released: &released)
@@ -214,8 +214,7 @@ final class SubscriptionIndex: SubscriptionContainer {
     }
 
     func info(_ subscription: SubscriptionHandle) -> SubscriptionInfo? {
-        let found = withIndex { index, _ in index.primaryWithKeys(of: subscription) }
-        return found.map { node, keys in node.info(siblingKeys: keys) }
+        withIndex { index, _ in index.primary(of: subscription) }?.info()
     }
 
     func deliveryEnqueued() {
@@ -237,12 +236,12 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// The live subscriptions (of `typeID` only, if given), in subscription order. O(N): the lock
     /// is taken for 256 slots at a time; the infos are built with no lock held.
     func subscriptionInfos(ofTypeID typeID: ObjectIdentifier?) -> [SubscriptionInfo] {
-        var found: [(SubscriptionNode, [String])] = []
+        var found: [SubscriptionNode] = []
         var next: UInt32? = 0
         while let start = next {
             next = withIndex { index, _ in index.primaries(from: start, limit: 256, ofTypeID: typeID, into: &found) }
         }
-        return found.map { node, keys in node.info(siblingKeys: keys) }.sorted { $0.id < $1.id }
+        return found.map { $0.info() }.sorted { $0.id < $1.id }
     }
 
     /// The bus's tracer.
@@ -261,7 +260,7 @@ final class SubscriptionIndex: SubscriptionContainer {
     }
 
     private func traceSubscribed(_ node: SubscriptionNode) {
-        trace(.subscribed(node.info(siblingKeys: node.siblings.compactMap(\.key))))
+        trace(.subscribed(node.info()))
     }
 
     private static func end(of node: SubscriptionNode, reason: TraceRecord.Ended.Reason) -> TraceRecord.Ended {

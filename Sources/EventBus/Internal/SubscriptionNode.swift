@@ -167,14 +167,19 @@ class SubscriptionNode: @unchecked Sendable {
         preconditionFailure("EventBus: a subscription node without a body")
     }
 
-    /// What introspection shows of the subscription (a primary node, with its siblings' keys).
-    /// Loads the owner, which retains it: a main-bound owner is only loaded on the main queue
-    /// (elsewhere its liveness is reported as unknown). No lock held.
-    final func info(siblingKeys: [String]) -> SubscriptionInfo {
+    /// The subscription's keys, as `ofType` gave them (deduplicated): this primary node's, then its
+    /// siblings'; empty for an unkeyed subscription. (`siblings` is not written once the node is
+    /// registered, so this needs no lock.)
+    final var keys: [String] {
+        (key.map { [$0] } ?? []) + siblings.compactMap(\.key)
+    }
+
+    /// What introspection shows of the subscription (a registered primary node). Loads the owner,
+    /// which retains it: a main-bound owner is only loaded on the main queue (elsewhere its
+    /// liveness is reported as unknown). No lock held.
+    final func info() -> SubscriptionInfo {
         var ownerAlive: Bool?
         if isOwned && (!ownerBelongsToMain || isOnMainQueue) { ownerAlive = owner != nil }
-        var keys = siblingKeys
-        if let key { keys.insert(key, at: 0) }
         let ownerTypeName: String? = ownerType.map { String(reflecting: $0) }
         return SubscriptionInfo(
             id: id, eventType: eventTypeName(eventType), keys: keys,

@@ -68,6 +68,8 @@ struct SweepBatch: ~Copyable {
         }
     }
 
+    /// Whether `node` is live and its owner gone. (Loading the owner retains it: call it with no
+    /// lock held, and for a main-bound owner only on the main queue.)
     static func ownerIsGone(_ node: SubscriptionNode) -> Bool {
         node.isLive && node.owner == nil
     }

@@ -398,7 +398,7 @@ struct TypeIndex {
     }
 
     /// The primary node of a live subscription.
-    private func primary(of subscription: SubscriptionHandle) -> SubscriptionNode? {
+    func primary(of subscription: SubscriptionHandle) -> SubscriptionNode? {
         unmanagedPrimary(of: subscription)?.takeUnretainedValue()  // Unmanaged: see there
     }
 
@@ -465,17 +465,10 @@ struct TypeIndex {
         recentHandlerErrors.append(error)
     }
 
-    /// The live subscription `subscription` names, with its siblings' keys, if it is live.
-    func primaryWithKeys(of subscription: SubscriptionHandle) -> (SubscriptionNode, [String])? {
-        guard let primary = primary(of: subscription) else { return nil }
-        return (primary, primary.siblings.compactMap(\.key))
-    }
-
-    /// The live subscriptions in slots `start..<start + limit` (of `typeID` only, if given), with
-    /// their siblings' keys; and the slot to go on from, `nil` at the end. O(limit).
+    /// The live subscriptions' primaries in slots `start..<start + limit` (of `typeID` only, if
+    /// given); and the slot to go on from, `nil` at the end. O(limit).
     func primaries(
-        from start: UInt32, limit: UInt32, ofTypeID typeID: ObjectIdentifier?,
-        into found: inout [(SubscriptionNode, [String])]
+        from start: UInt32, limit: UInt32, ofTypeID typeID: ObjectIdentifier?, into found: inout [SubscriptionNode]
     ) -> UInt32? {
         let end = Swift.min(slots.count, start &+ limit)
         var slot = start
@@ -484,7 +477,7 @@ struct TypeIndex {
                 // Unmanaged: a live node's bucket is held by the index.
                 typeID == nil || node.bucket!.takeUnretainedValue().typeID == typeID
             {
-                found.append((node, node.siblings.compactMap(\.key)))
+                found.append(node)
             }
             slot += 1
         }

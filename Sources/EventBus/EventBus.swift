@@ -137,8 +137,11 @@ public final class EventBus: Sendable {
     /// ```swift
     /// bus.dispatch(LoginEvent(userID: "42"))
     /// ```
+    @inlinable
     public func dispatch<E: Event>(_ event: E) {
-        index.dispatch(event, key: event.routingKey, on: self)
+        // Inlined where `E` is known: taking the event's address and reading its key cost nothing
+        // there, and the bus's generic code gets both ready.
+        withUnsafePointer(to: event) { index.dispatch(addressOf: $0, key: event._routingKey, on: self) }
     }
 
     /// Delivers `event` as ``dispatch(_:)`` does, and keeps it for later subscribers as `policy`

@@ -323,6 +323,13 @@ public final class EventNode: Sendable {
     /// Delivers `event` along `route`; see ``post(_:)``.
     static func post<E: Event>(_ event: E, along route: UnsafeBufferPointer<ChainRoute.Stop>) -> ChainOutcome {
         var event = event
+        // One address for the whole route: interceptors change the event there, handlers read it.
+        return withUnsafeMutablePointer(to: &event) { post(at: $0, along: route) }
+    }
+
+    private static func post<E: Event>(
+        at event: UnsafeMutablePointer<E>, along route: UnsafeBufferPointer<ChainRoute.Stop>
+    ) -> ChainOutcome {
         var delivered = 0
         var ending: ChainOutcome?
         // Looked up once: a generic type's metadata is a run-time look-up in unspecialized code.
@@ -334,15 +341,14 @@ public final class EventNode: Sendable {
             let interest = index.chainInterest(interceptorType, eventType)
             var reached = 0
             if interest.first && !ended {
-                let interception = withUnsafeMutablePointer(to: &event) { pointer in
-                    index.dispatch(InterceptedEvent(event: pointer), key: nil, on: nil, bypassingHooks: true)
-                }
+                let interception = index.dispatch(
+                    InterceptedEvent(event: event), key: nil, on: nil, bypassingHooks: true)
                 if interception.isStopped { ending = .dropped(atDepth: depth, delivered: 0) }
             }
             if interest.second {
                 // After a stop or a drop, only the monitors' walk (as a bus dispatch's after a stop).
                 let tally = index.dispatch(
-                    event, key: event.routingKey, on: nil, bypassingHooks: true,
+                    at: event, key: event.pointee.routingKey, on: nil, bypassingHooks: true,
                     walk: ending == nil ? .all : .monitors(upTo: .max))
                 reached = tally.reached
                 if ending == nil && tally.isStopped { ending = .stopped(atDepth: depth, delivered: 0) }

@@ -20,11 +20,15 @@ final class Bucket {
     @exclusivity(unchecked) var sticky: (any StickySlots)?
     /// Whether the bucket is in the index's queue of empty buckets, and when it was queued.
     @exclusivity(unchecked) var emptySince: UInt64?
-    /// Bit `l` is set while a node (live or pinned) is linked at level `l`, keyed or not: a
-    /// dispatch skips the other levels without looking at their lists.
-    @exclusivity(unchecked) private(set) var levelMask: UInt8 = 0
+    /// Bit `2 * l` is set while a node (live or pinned) is linked at level `l`, keyed or not: a
+    /// dispatch skips the other levels without looking at their lists. (Spread out, the bits are
+    /// ready for the walk's own mask, which gives each level a bit for the key's list and one for
+    /// the unkeyed list; see `DispatchPlan`.)
+    @exclusivity(unchecked) private(set) var levelBits: UInt16 = 0
     /// Nodes linked per level (inline: no allocation per bucket).
     @exclusivity(unchecked) private var levelCounts = SIMD8<Int32>()
+    /// Nodes linked (live or pinned, primaries and siblings), at every level.
+    @exclusivity(unchecked) private(set) var linkedCount = 0
 
     /// Whether the type has neither hooks nor supertypes (a dispatch reads neither then).
     let isPlain: Bool
@@ -36,7 +40,7 @@ final class Bucket {
     }
 
     /// Whether no node (live or pinned) is linked in any list.
-    var isEmpty: Bool { levelMask == 0 }
+    var isEmpty: Bool { levelBits == 0 }
 
     /// Whether the bucket holds nothing it must keep: no node, no sticky event, and nothing the
     /// event type adds (those buckets stay for the bus's life, one per such type).
@@ -59,7 +63,8 @@ final class Bucket {
         }
         let level = node.level.index
         levelCounts[level] += 1
-        levelMask |= 1 << level
+        linkedCount += 1
+        levelBits |= 1 << (2 * level)
     }
 
     /// Unlinks `node`, whose list's reference goes to `retired` (released after unlocking);
@@ -67,7 +72,8 @@ final class Bucket {
     func remove(_ node: SubscriptionNode, retired: inout Retired) -> Bool {
         let level = node.level.index
         levelCounts[level] -= 1
-        if levelCounts[level] == 0 { levelMask &= ~(1 << level) }
+        linkedCount -= 1
+        if levelCounts[level] == 0 { levelBits &= ~(1 << (2 * level)) }
         guard let key = node.key else {
             retired.adopt(unkeyed.remove(node))
             return false
@@ -90,7 +96,8 @@ final class Bucket {
         keyed = [:]
         unkeyed = LeveledLists()
         levelCounts = SIMD8<Int32>()
-        levelMask = 0
+        linkedCount = 0
+        levelBits = 0
     }
 
     private static func drain(
@@ -116,7 +123,7 @@ extension Bucket {
     /// Whether a live subscription of `key` (`nil`: of no key) or of no key is linked, at any
     /// level. Walks past the ended nodes that are still linked (pinned by a walk), a few at most.
     func hasLiveSubscription(forKey key: String?) -> Bool {
-        for level in 0..<DeliveryLevel.count where levelMask & (1 << level) != 0 {
+        for level in 0..<DeliveryLevel.count where levelBits & (1 << (2 * level)) != 0 {
             let level = DeliveryLevel(rawValue: UInt8(level))
             if let key, Self.hasLive(from: unmanagedHead(of: key, at: level)) { return true }
             if Self.hasLive(from: unmanagedHead(of: nil, at: level)) { return true }

@@ -81,18 +81,38 @@ struct DispatchPlan {
     ) {
         self.bucket = Unmanaged.passUnretained(bucket)  // Unmanaged: see `bucket`
         maxID = Swift.min(upTo, lastID)
-        // Level `l`'s bit moves to bit `2 * l` (levels fit in 8 bits).
-        var levels = UInt16(bucket.levelMask)
-        levels = (levels | levels << 4) & 0x0F0F
-        levels = (levels | levels << 2) & 0x3333
-        levels = (levels | levels << 1) & 0x5555
+        let levels = bucket.levelBits
         lists = (key == nil ? 0 : levels) | (includingUnkeyed ? levels << 1 : 0)
         if isHandlersOnly {
             leftMonitors = levels & ~Self.handlerLists != 0
             lists &= Self.handlerLists
         }
         if isStopped { lists &= ~Self.handlerLists }
-        fill(key: key, index: &index, retired: &retired)
+        if bucket.linkedCount == 1 {
+            takeSoleNode(of: bucket, key: key, level: levels)
+        } else {
+            fill(key: key, index: &index, retired: &retired)
+        }
+    }
+
+    /// `start`'s shortcut when `bucket` has a single node linked, at the level whose bit `level`
+    /// has: the route is that node, if the walk takes its list, so there is no list to walk and
+    /// nothing to pin; it is retained as a last chunk of one (the lock is taken once).
+    @inline(__always)
+    private mutating func takeSoleNode(of bucket: Bucket, key: String?, level: UInt16) {
+        let deliveryLevel = DeliveryLevel(rawValue: UInt8(truncatingIfNeeded: level.trailingZeroBitCount >> 1))
+        // Unmanaged: under the lock, a linked node is kept alive by its list (see `fill`).
+        var sole: Unmanaged<SubscriptionNode>?
+        if lists & level << 1 != 0 { sole = bucket.unmanagedHead(of: nil, at: deliveryLevel) }
+        // The key's list is in `lists` only when there is a key.
+        if sole == nil && lists & level != 0 { sole = bucket.unmanagedHead(of: key, at: deliveryLevel) }
+        lists = 0
+        // As the walk takes a node: live, and subscribed before the dispatch started.
+        guard let sole, sole._withUnsafeGuaranteedRef({ $0.isLive && $0.id <= maxID }) else { return }
+        _ = sole.retain()
+        chunk[0] = sole
+        count = 1
+        isRetained = true
     }
 
     /// Whether the first fill found a subscription to deliver to (under the lock, after `start`).

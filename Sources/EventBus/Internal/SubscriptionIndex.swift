@@ -322,14 +322,36 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// a sixth of a one-subscriber dispatch); not in debug builds, where there is no speed to gain
     /// and the stack per nested dispatch ("Guarantees") is measured without it.
     @discardableResult
+    @inline(__always)
+    func dispatch<E: Sendable>(
+        _ event: E, key: String?, on bus: EventBus?, sticky: StickyDispatch? = nil, bypassingHooks: Bool = false,
+        includingUnkeyed: Bool = true, walk: Walk = .all
+    ) -> Tally {
+        withUnsafePointer(to: event) {
+            dispatch(
+                at: $0, key: key, on: bus, sticky: sticky, bypassingHooks: bypassingHooks,
+                includingUnkeyed: includingUnkeyed, walk: walk)
+        }
+    }
+
+    /// ``EventBus/dispatch(_:)``'s entry point, called from the caller's module with the event's
+    /// address (taken there, where the event's type is known, at no cost).
+    @usableFromInline
+    func dispatch<E: Sendable>(addressOf event: UnsafePointer<E>, key: String?, on bus: EventBus) {
+        dispatch(at: event, key: key, on: bus)
+    }
+
+    /// ``dispatch(_:key:on:sticky:bypassingHooks:includingUnkeyed:walk:)``, for the event at `event`
+    /// (which stays there, unchanged, until it returns).
+    @discardableResult
     #if DEBUG
         @inline(never)
     #else
         @inline(__always)
     #endif
     func dispatch<E: Sendable>(
-        _ event: E, key: String?, on bus: EventBus?, sticky: StickyDispatch? = nil, bypassingHooks: Bool = false,
-        includingUnkeyed: Bool = true, walk: Walk = .all
+        at event: UnsafePointer<E>, key: String?, on bus: EventBus?, sticky: StickyDispatch? = nil,
+        bypassingHooks: Bool = false, includingUnkeyed: Bool = true, walk: Walk = .all
     ) -> Tally {
         let typeID = ObjectIdentifier(E.self)
         var ticks = 1
@@ -359,7 +381,7 @@ final class SubscriptionIndex: SubscriptionContainer {
                 return found._withUnsafeGuaranteedRef { bucket in
                     var supertypes: (any SupertypeDelivering)?
                     if !bucket.isPlain {
-                        if let hooks = bucket.hooks, !bypassingHooks { return .hooks(hooks) }
+                        if bucket.hooks != nil, !bypassingHooks { return .hooks(found) }
                         if bus != nil { supertypes = bucket.supertypes }
                     }
                     if case .all = walk {} else { plan.limit(to: walk) }
@@ -375,32 +397,31 @@ final class SubscriptionIndex: SubscriptionContainer {
                             event, key: key, policy: sticky.policy, received: received, in: bucket,
                             retired: &retired)
                     }
-                    return supertypes.map(Route.planThenSupertypes) ?? .plan
+                    return supertypes == nil ? .plan : .planThenSupertypes(found)
                 }
             }
             var tally = Tally()
             switch route {
             case .plan:
-                withUnsafePointer(to: event) { plan.run($0, key: key, in: self) }
+                plan.run(event, key: key, in: self)
                 tally = Tally(
                     reached: plan.reached, enqueued: plan.enqueued, isStopped: plan.isStopped,
                     leftMonitors: plan.leftMonitors)
-            case .planThenSupertypes(let supertypes):
-                withUnsafePointer(to: event) { plan.run($0, key: key, in: self) }
+            case .planThenSupertypes(let bucket):
+                plan.run(event, key: key, in: self)
                 tally = deliver(
-                    event, as: supertypes, key: key, includingUnkeyed: includingUnkeyed, upTo: plan.maxID,
+                    event, as: bucket, key: key, includingUnkeyed: includingUnkeyed, upTo: plan.maxID,
                     after: Tally(
                         reached: plan.reached, enqueued: plan.enqueued, isStopped: plan.isStopped,
                         leftMonitors: plan.leftMonitors))
-            case .hooks(let hooks):
+            case .hooks(let bucket):
                 tally.isHooked = true
-                if sticky != nil { hooks.refuseSticky() }
-                hooks.dispatch(event)
+                handOver(event, to: bucket, refusingSticky: sticky != nil)
             case .nothing:
                 break
             }
             sweep.check(in: self)
-            if reports != 0 { report(reports, E.self, event, key: key, tally, sticky: sticky) }
+            if reports != 0 { report(reports, event, key: key, tally, sticky: sticky) }
             return tally
         }
     }
@@ -409,15 +430,16 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// did `tally` with its handlers, walking the subscriptions up to `upTo`), then its
     /// supertypes'.
     @inline(never)
+    // Unmanaged: see `Route`.
     private func deliver<E: Sendable>(
-        _ event: E, as supertypes: any SupertypeDelivering, key: String?, includingUnkeyed: Bool, upTo: UInt64,
-        after tally: Tally
+        _ event: UnsafePointer<E>, as bucket: Unmanaged<Bucket>, key: String?, includingUnkeyed: Bool,
+        upTo: UInt64, after tally: Tally
     ) -> Tally {
         var delivery = SupertypeDelivery(index: self, key: key, upTo: upTo, after: tally)
-        withUnsafePointer(to: event) { supertypes.deliver($0, &delivery) }
+        bucket._withUnsafeGuaranteedRef { $0.supertypes.unsafelyUnwrapped.deliver(event, &delivery) }
         if tally.leftMonitors {
             let monitors = dispatch(
-                event, key: key, on: nil, includingUnkeyed: includingUnkeyed, walk: .monitors(upTo: upTo))
+                at: event, key: key, on: nil, includingUnkeyed: includingUnkeyed, walk: .monitors(upTo: upTo))
             delivery.countMonitorDeliveries(monitors)
         }
         delivery.deliverToMonitors()
@@ -437,10 +459,20 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// dead-event handler (bit 1).
     @inline(never)
     private func report<E: Sendable>(
-        _ reports: UInt8, _: E.Type, _ event: E, key: String?, _ tally: Tally, sticky: StickyDispatch?
+        _ reports: UInt8, _ event: UnsafePointer<E>, key: String?, _ tally: Tally, sticky: StickyDispatch?
     ) {
         if reports & 2 != 0 { traceDispatch(E.self, key: key, tally, sticky: sticky) }
-        if reports & 1 != 0 && tally.isDead { reportDead(event, key: key) }
+        if reports & 1 != 0 && tally.isDead { reportDead(event.pointee, key: key) }
+    }
+
+    /// Hands the event at `event` to the hooks of `bucket`'s type (which deliver it through a
+    /// dispatch of their own), having them report first that it cannot be kept if it was sticky.
+    @inline(never)
+    // Unmanaged: see `Route`.
+    private func handOver<E: Sendable>(_ event: UnsafePointer<E>, to bucket: Unmanaged<Bucket>, refusingSticky: Bool) {
+        let hooks = bucket._withUnsafeGuaranteedRef { $0.hooks.unsafelyUnwrapped }
+        if refusingSticky { hooks.refuseSticky() }
+        hooks.dispatch(event.pointee)
     }
 
     /// Hands a dispatch's record to the tracer.
@@ -452,15 +484,20 @@ final class SubscriptionIndex: SubscriptionContainer {
                     enqueued: tally.enqueued, isStopped: tally.isStopped, sticky: sticky?.policy)))
     }
 
+    /// What a dispatch does once it has let go of the lock. The bucket is the event type's, whose
+    /// hooks or supertypes are read then: such a bucket is never removed while the bus lives (see
+    /// `Bucket.isRemovable`), and both are constants, so neither needs the lock or a reference.
     private enum Route {
         /// Deliver to the subscribers the plan holds.
         case plan
         /// Deliver to the subscribers the plan holds, then to the supertypes'.
-        case planThenSupertypes(any SupertypeDelivering)
+        // Unmanaged: see above.
+        case planThenSupertypes(Unmanaged<Bucket>)
         /// No subscriber, no hooks, no supertypes.
         case nothing
         /// Hand the event to the type's hooks.
-        case hooks(any EventTypeHooks)
+        // Unmanaged: see above.
+        case hooks(Unmanaged<Bucket>)
     }
 
     /// The hooks of `E` on this bus, making its bucket if needed; `E` must be a ``HookedEvent``.

@@ -568,13 +568,14 @@ struct TypeIndex {
         return unsafeDowncast(sticky, to: StickyStore<E>.self)
     }
 
-    /// Keeps `event` (of `bucket`'s type, key `key`) as `policy` says; the events it replaces are
+    /// Keeps the event at `event` (of `bucket`'s type, key `key`) as `policy` says; the events it replaces are
     /// released after unlocking. `received`: whether the dispatch found a live subscriber (for
     /// `.untilDelivered`). Not inlined: the plain dispatch path stays free of the store's generic
     /// types (their metadata look-ups would cost every dispatch).
     @inline(never)
     mutating func storeSticky<E: Sendable>(
-        _ event: E, key: String?, policy: StickyPolicy, received: Bool, in bucket: Bucket, retired: inout Retired
+        _ event: UnsafePointer<E>, key: String?, policy: StickyPolicy, received: Bool, in bucket: Bucket,
+        retired: inout Retired
     ) {
         let store: StickyStore<E>
         if let sticky = bucket.sticky {
@@ -588,7 +589,7 @@ struct TypeIndex {
         let now = clock.now
         let before = store.count
         let replaced = store.store(
-            event, key: key, policy: policy, sequence: stickySequence, now: now, received: received)
+            event.pointee, key: key, policy: policy, sequence: stickySequence, now: now, received: received)
         stickyCount += store.count - before
         if case .latestWithTTL(let ttl) = policy.kind, !now.addingReportingOverflow(ttl).overflow {
             expiries.push(.init(expiry: now + ttl, typeID: bucket.typeID, key: key, sequence: stickySequence))

@@ -109,7 +109,7 @@ struct ReentrancyTests {
         struct Deeper: Event { let level: Int }
         let bus = EventBus()
         let deepest = Shared(0)
-        // About 5.3 KiB of stack per level in debug builds, less in release ("Guarantees"): 90
+        // About 4.5 KiB of stack per level in debug builds, less in release ("Guarantees"): 90
         // levels fit a secondary thread's 512 KiB stack in either.
         let levels = 90
         _ = bus.on(Deeper.self).next { [unowned bus] event in

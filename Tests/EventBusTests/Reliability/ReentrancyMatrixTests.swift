@@ -316,7 +316,7 @@ struct ReentrancyMatrixTests {
         }
         h.on(Tick.self).next { h.record("B\($0.n)") }
         // 1,000 nested dispatches fit an 8 MiB stack (Linux's default) in a debug build (about
-        // 5.3 KiB each, see "Guarantees"); a sanitizer makes every frame several times larger.
+        // 4.5 KiB each, see "Guarantees"); a sanitizer makes every frame several times larger.
         let finished = onThread(stackSize: underStackHungrySanitizer ? 96 << 20 : 8 << 20, timeout: .seconds(120)) {
             h.dispatch(Tick(n: 0))
         }

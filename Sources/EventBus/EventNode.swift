@@ -327,6 +327,7 @@ public final class EventNode: Sendable {
         return withUnsafeMutablePointer(to: &event) { post(at: $0, along: route) }
     }
 
+    /// ``post(_:along:)`` for the event at `event`, which interceptors may change in place.
     private static func post<E: Event>(
         at event: UnsafeMutablePointer<E>, along route: UnsafeBufferPointer<ChainRoute.Stop>
     ) -> ChainOutcome {

@@ -103,7 +103,7 @@ struct DispatchPlan {
         let deliveryLevel = DeliveryLevel(rawValue: UInt8(truncatingIfNeeded: level.trailingZeroBitCount >> 1))
         // Unmanaged: under the lock, a linked node is kept alive by its list (see `fill`).
         var sole: Unmanaged<SubscriptionNode>?
-        if lists & level << 1 != 0 { sole = bucket.unmanagedHead(of: nil, at: deliveryLevel) }
+        if lists & (level << 1) != 0 { sole = bucket.unmanagedHead(of: nil, at: deliveryLevel) }
         // The key's list is in `lists` only when there is a key.
         if sole == nil && lists & level != 0 { sole = bucket.unmanagedHead(of: key, at: deliveryLevel) }
         lists = 0

@@ -309,18 +309,8 @@ final class SubscriptionIndex: SubscriptionContainer {
         case monitors(upTo: UInt64)
     }
 
-    /// The one delivery path. Dispatches `event` with key `key` to `E`'s hooks if it has any
-    /// (unless `bypassingHooks`), else walks its subscribers of `key` (and the unkeyed ones, if
-    /// `includingUnkeyed`) with a ``DispatchPlan``, decided under the lock a chunk at a time and
-    /// delivered outside it, then its supertypes' subscribers; keeps it if `sticky` says so;
-    /// reports it to the dead-event handler if it reached nobody.
-    ///
-    /// `bus`: a full dispatch; `nil`: a delivery to one type's subscribers only (a supertype's, or
-    /// the exact type's monitors: no hooks, supertypes, sticky or dead event), as `walk` says.
-    ///
-    /// Inlined into its callers in release builds (its closures are then inlined too, which saves
-    /// a sixth of a one-subscriber dispatch); not in debug builds, where there is no speed to gain
-    /// and the stack per nested dispatch ("Guarantees") is measured without it.
+    /// ``dispatch(at:key:on:sticky:bypassingHooks:includingUnkeyed:walk:)`` for a value, whose
+    /// address it takes (a call through unspecialized generic code where `E` is not known).
     @discardableResult
     @inline(__always)
     func dispatch<E: Sendable>(
@@ -341,8 +331,19 @@ final class SubscriptionIndex: SubscriptionContainer {
         dispatch(at: event, key: key, on: bus)
     }
 
-    /// ``dispatch(_:key:on:sticky:bypassingHooks:includingUnkeyed:walk:)``, for the event at `event`
-    /// (which stays there, unchanged, until it returns).
+    /// The one delivery path. Dispatches the event at `event` (which stays there, unchanged, until
+    /// this returns) with key `key` to `E`'s hooks if it has any (unless `bypassingHooks`), else
+    /// walks its subscribers of `key` (and the unkeyed ones, if `includingUnkeyed`) with a
+    /// ``DispatchPlan``, decided under the lock a chunk at a time and delivered outside it, then its
+    /// supertypes' subscribers; keeps it if `sticky` says so; reports it to the dead-event handler
+    /// if it reached nobody.
+    ///
+    /// `bus`: a full dispatch; `nil`: a delivery to one type's subscribers only (a supertype's, or
+    /// the exact type's monitors: no hooks, supertypes, sticky or dead event), as `walk` says.
+    ///
+    /// Inlined into its callers in release builds (its closures are then inlined too, which saves
+    /// a sixth of a one-subscriber dispatch); not in debug builds, where there is no speed to gain
+    /// and the stack per nested dispatch ("Guarantees") is measured without it.
     @discardableResult
     #if DEBUG
         @inline(never)
@@ -436,6 +437,7 @@ final class SubscriptionIndex: SubscriptionContainer {
         upTo: UInt64, after tally: Tally
     ) -> Tally {
         var delivery = SupertypeDelivery(index: self, key: key, upTo: upTo, after: tally)
+        // A `.planThenSupertypes` route is only made for a bucket with supertypes.
         bucket._withUnsafeGuaranteedRef { $0.supertypes.unsafelyUnwrapped.deliver(event, &delivery) }
         if tally.leftMonitors {
             let monitors = dispatch(
@@ -470,6 +472,7 @@ final class SubscriptionIndex: SubscriptionContainer {
     @inline(never)
     // Unmanaged: see `Route`.
     private func handOver<E: Sendable>(_ event: UnsafePointer<E>, to bucket: Unmanaged<Bucket>, refusingSticky: Bool) {
+        // A `.hooks` route is only made for a bucket with hooks.
         let hooks = bucket._withUnsafeGuaranteedRef { $0.hooks.unsafelyUnwrapped }
         if refusingSticky { hooks.refuseSticky() }
         hooks.dispatch(event.pointee)

@@ -3,13 +3,14 @@
 ///
 /// The route, for each ``DeliveryLevel`` in order (handlers high, normal, low, then monitors): the
 /// list of the event's key, then the unkeyed list; levels with no node are skipped (the bucket
-/// keeps a mask of them). Each `fill` (under the lock) takes up to `chunkCapacity` live
-/// subscriptions into a buffer on the dispatching thread's stack. If the route ends within the
-/// chunk and it holds at most `retainedChunkLimit` nodes, they are retained and released after
-/// delivery: the lock is taken once. Otherwise they are pinned (a pinned node stays linked, so its
-/// list keeps it alive, even if it ends meanwhile) and unpinned under the lock when the next chunk
-/// is filled: no reference counting per subscriber, and the lock is held O(chunkCapacity) at a
-/// time however many subscribers there are. Subscriptions made after the dispatch started (higher
+/// keeps a mask of them; with a single node linked, `start` takes it without a walk). Each `fill`
+/// (under the lock) takes up to `chunkCapacity` live subscriptions into a buffer on the
+/// dispatching thread's stack. If the route ends within the chunk and it holds at most
+/// `retainedChunkLimit` nodes, they are retained and released after delivery: the lock is taken
+/// once. Otherwise they are pinned (a pinned node stays linked, so its list keeps it alive, even if
+/// it ends meanwhile) and unpinned under the lock when the next chunk is filled: no reference
+/// counting per subscriber, and the lock is held O(chunkCapacity) at a time however many
+/// subscribers there are. Subscriptions made after the dispatch started (higher
 /// ids) are not delivered to. A handler that stops the dispatch makes the walk skip to the
 /// monitors. `run` delivers a chunk with one virtual call per node, or per run of plain nodes of
 /// one class (see `SubscriptionNode.deliver(_:at:before:_:)`).
@@ -25,8 +26,9 @@ struct DispatchPlan {
     private var isRetained = false
     private let includingUnkeyed: Bool
     private(set) var maxID: UInt64 = 0
-    /// The walked bucket. Alive while the plan runs: a bucket with a pinned node is not removed,
-    /// and the plan keeps a node pinned until its last fill.
+    /// The walked bucket, read by each `fill`. Alive while it may be read: a bucket with a pinned
+    /// node is not removed, and the plan keeps a node pinned until its last fill (a retained last
+    /// chunk ends the plan: no fill follows it).
     private var bucket: Unmanaged<Bucket>?
     /// The lists left to walk, one bit per list: bit `2 * level`, the list of `key` at that level;
     /// bit `2 * level + 1`, the unkeyed list. The lowest bit is the list being walked. Set by
@@ -115,7 +117,7 @@ struct DispatchPlan {
         isRetained = true
     }
 
-    /// Whether the first fill found a subscription to deliver to (under the lock, after `start`).
+    /// Whether `start` found a subscription to deliver to (under the lock, after `start`).
     var foundSubscribers: Bool { count > 0 }
 
     /// Under the lock: unpins the delivered chunk, then takes the next chunk of live subscriptions.

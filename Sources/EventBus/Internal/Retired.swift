@@ -60,7 +60,8 @@ package struct Retired: ~Copyable {
                 }
             }
         }
-        // Released last; tested here, as most operations retire nothing, which then costs no call.
+        // Tested before it is released, as most operations retire nothing: that costs no call. (The
+        // objects in `more` go when `self` does, just after.)
         if first != nil { first = nil }
     }
 }

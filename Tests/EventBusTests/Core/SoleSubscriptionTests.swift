@@ -58,7 +58,7 @@ struct SoleSubscriptionTests {
         let log = Shared<[String]>([])
         // The supertype's walk starts after the exact type's handler subscribed to the supertype:
         // the only subscription it finds is newer than the dispatch.
-        _ = bus.on(Square.self).next { _ in
+        _ = bus.on(Square.self).next { [unowned bus] _ in
             log.append("square")
             _ = bus.on(anyOf: (any Shape).self).next { log.append("shape \($0.name)") }
         }
@@ -66,6 +66,28 @@ struct SoleSubscriptionTests {
         #expect(log.value == ["square"])
         bus.dispatch(Square(name: "second"))
         #expect(log.value == ["square", "square", "shape second"])
+    }
+
+    @Test("A lone monitor of a type with supertypes is delivered to after the supertypes' handlers")
+    func loneMonitorAfterSupertypes() {
+        let bus = EventBus()
+        let log = Shared<[String]>([])
+        _ = bus.on(Square.self).monitor().next { _ in log.append("square monitor") }
+        _ = bus.on(anyOf: (any Shape).self).next { log.append("shape \($0.name)") }
+        bus.dispatch(Square())
+        #expect(log.value == ["shape square", "square monitor"])
+    }
+
+    @Test("An event kept until delivered stays kept when the lone subscription has another key")
+    func keptUntilDelivered() {
+        let bus = EventBus()
+        let log = Shared<[String]>([])
+        _ = bus.on(Chat.self).ofType("a").next { log.append("a got \($0.text)") }
+        bus.dispatch(Chat(room: "b", text: "for b"), sticky: .untilDelivered)
+        _ = bus.on(Chat.self).ofType("b").replayingSticky().next { log.append("b got \($0.text)") }
+        bus.dispatch(Chat(room: "a", text: "for a"), sticky: .untilDelivered)
+        _ = bus.on(Chat.self).ofType("a").replayingSticky().next { log.append("late a got \($0.text)") }
+        #expect(log.value == ["b got for b", "a got for a"])
     }
 
     @Test("A lone unkeyed subscription misses what a hook delivers to its key's subscribers only")

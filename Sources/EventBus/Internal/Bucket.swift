@@ -78,10 +78,13 @@ final class Bucket {
             retired.adopt(unkeyed.remove(node))
             return false
         }
-        guard let reference = keyed[key]?.remove(node) else { return false }
-        retired.adopt(reference)
-        guard keyed[key]?.isEmpty == true else { return false }
-        keyed[key] = nil
+        // Through an index, not `keyed[key]?.remove(node)`: that is a `_modify` coroutine of
+        // `Dictionary`, which the optimiser left out of line with its frames on the heap (three
+        // mallocs and frees under the lock per keyed dispose).
+        guard let index = keyed.index(forKey: key) else { return false }
+        retired.adopt(keyed.values[index].remove(node))
+        guard keyed.values[index].isEmpty else { return false }
+        keyed.remove(at: index)
         return true
     }
 

@@ -5,9 +5,10 @@
 // Shape learned from swift-nio's `NIOLock` and swift-async-algorithms' `Locking.swift`: the mutex
 // is tail-allocated in a `ManagedBuffer` (never a plain stored property, which Swift may move),
 // and debug builds trap with a clear message on a re-entrant `lock()` instead of deadlocking.
-// - Linux: a futex word (the shim's `eventbus_lock`, the algorithm of glibc's default mutex with
-//   its uncontended lock and unlock inline, one atomic instruction each, as Rust's standard
-//   library does); debug builds also record the holding thread, to catch a re-entrant lock.
+// - Linux: a futex word (the shim's `eventbus_lock`: Rust's standard library's mutex, which is
+//   glibc's default mutex with a short spin before sleeping, its uncontended lock and unlock
+//   inline, one atomic instruction each); debug builds also record the holding thread, to catch
+//   a re-entrant lock.
 // - Darwin and other Unix systems: a `pthread_mutex_t`, error-checking in debug builds.
 // - Windows: an `SRWLOCK`, as in `NIOLock`: it needs no destruction and has no error-checking mode
 //   (a re-entrant lock deadlocks there). Written to the WinSDK API but not built in CI (see the

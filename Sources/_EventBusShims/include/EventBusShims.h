@@ -33,9 +33,10 @@ uint64_t eventbus_next_subscription_id(void);
 
 #if defined(__linux__)
 // The bus's mutex on Linux: a futex word, 0 unlocked, 1 locked, 2 locked with threads waiting (the
-// algorithm of glibc's default mutex, Drepper's "Futexes Are Tricky", mutex 3). The uncontended
-// lock and unlock are one atomic instruction each, inline; a waiter sleeps in the kernel, woken
-// by the unlock. Not recursive: a thread that locks it twice waits forever (debug builds of the
+// algorithm of glibc's default mutex, Drepper's "Futexes Are Tricky", mutex 3, with the short spin
+// before sleeping of Rust's standard library). The uncontended lock and unlock are one atomic
+// instruction each, inline; a waiter spins briefly, then sleeps in the kernel, woken by the
+// unlock. Not recursive: a thread that locks it twice waits forever (debug builds of the
 // Swift side check for that first).
 
 /// Takes the lock if it is free; returns whether it did (acquire).

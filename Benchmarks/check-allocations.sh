@@ -7,7 +7,7 @@
 #   ./check-allocations.sh --update   # rewrite the thresholds from a run (review the diff!)
 #
 # Targets the thresholds encode (per 1,000 operations): synchronous publish 0 at every N;
-# subscribe+dispose 1,000 (1 per pair: the node) at every population; an event chain's post (depth
+# subscribe+dispose 1,000 (1 per pair: the node) at every population, keyed too; an event chain's post (depth
 # 1, 5, 20) and request (depth 5) 0. Exit status: 0 pass, 1 fail.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -16,7 +16,7 @@ cd "$(dirname "$0")"
 # allocations made by Dispatch itself, so they are measured but not gated). The main-actor rows
 # allow 5 per 1,000 publishes: the one DispatchQueue.main.sync that puts each measured iteration
 # on the main actor; EventBus's main-actor delivery itself allocates nothing.
-gated='(publish_N=[0-9]+_EventBus(-owner-bound|-main-actor)?|keyed_100-keys_EventBus|subscribe\+dispose_existing=[0-9]+[kM]?_EventBus|owner-churn_EventBus|chain_depth=[0-9]+_EventNode|request_depth=5_EventNode)'
+gated='(publish_N=[0-9]+_EventBus(-owner-bound|-main-actor)?|keyed_100-keys_EventBus|subscribe\+dispose_(keyed_)?existing=[0-9]+[kM]?_EventBus|owner-churn_EventBus|chain_depth=[0-9]+_EventNode|request_depth=5_EventNode)'
 
 toolchain=$(swift --version 2>&1 | sed -n 's/.*Swift version \([0-9]*\.[0-9]*\).*/\1/p' | head -n 1)
 thresholds="Thresholds/${toolchain:-unknown}"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The regression gate of the plain paths (issue 11: "the plain dispatch must not get slower"):
 # instructions per operation, counted by callgrind (deterministic for the same binary and inputs),
-# of a plain dispatch to 0, 1 and 1,000 synchronous subscribers and of a subscribe+dispose, each
+# of a plain dispatch to 0, 1 and 1,000 synchronous subscribers and of a subscribe+dispose (unkeyed
+# and keyed), each
 # against a ceiling: the figure measured after the delivery policies' cost was brought back down
 # (see Benchmarks/README.md, "Delivery policies"), plus 2 % for toolchain noise; and of a chain post
 # from depth 1 and 20 (issue 10: at most 2x delegate forwarding per level; see "Event chains").
@@ -21,6 +22,7 @@ CEILINGS=(
     "publish_N=1_EventBus 20000 376"
     "publish_N=1000_EventBus 1000 59900"
     "subscribe+dispose_existing=1k_EventBus 110000 1905"
+    "subscribe+dispose_keyed_existing=10k_EventBus 20000 3066"
     "chain_depth=1_EventNode 20000 1663"
     "chain_depth=20_EventNode 5000 6469"
 )

@@ -151,7 +151,7 @@ extension EventBus {
         file: StaticString = #fileID, line: UInt = #line
     ) -> EventStream<E> {
         var maker = on(type)
-        maker.options.keys = keys
+        maker.options.keys = SubscriptionKeys(keys)
         return maker.events(bufferingPolicy: bufferingPolicy, file: file, line: line)
     }
 }

@@ -6,7 +6,8 @@
 // `sharedSink`), for every contender: the allocations counted are the subscription's own, not a
 // capture context (a capturing closure adds one allocation, for every contender alike).
 //
-// Names: "subscribe+dispose_existing=<population>_<contender>", "owner-churn_<contender>".
+// Names: "subscribe+dispose_existing=<population>_<contender>",
+// "subscribe+dispose_keyed_existing=10k_EventBus", "owner-churn_<contender>".
 
 import EventBus
 import Foundation
@@ -27,6 +28,17 @@ func subscribeScenarios() -> [Scenario] {
             for _ in 0..<count { _ = bus.on(Tick.self).next { sharedSink.take($0.value) } }
             return Workload { operations in
                 for _ in 0..<operations { bus.on(Tick.self).next { sharedSink.take($0.value) }.dispose() }
+            }
+        }
+    }
+    // A keyed subscription next to 10k others of its key and 100 other keys: the key's list is
+    // found by hashing, and outlives the dispose.
+    let keyed = Scenario("subscribe+dispose keyed existing=10k EventBus") {
+        let bus = EventBus()
+        for i in 0..<10_000 { _ = bus.on(Routed.self).ofType("key-\(i % 101)").next { sharedSink.take($0.value) } }
+        return Workload { operations in
+            for _ in 0..<operations {
+                bus.on(Routed.self).ofType("key-42").next { sharedSink.take($0.value) }.dispose()
             }
         }
     }
@@ -61,7 +73,7 @@ func subscribeScenarios() -> [Scenario] {
             },
         ]
     }
-    return eventBus + peers
+    return eventBus + [keyed] + peers
 }
 
 /// An owner that ends its NotificationCenter observation when it is deallocated, as real code does.

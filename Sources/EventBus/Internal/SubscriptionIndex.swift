@@ -91,7 +91,8 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// allocation under the lock would make every thread waiting for the lock wait for the
     /// allocator too. The plain shape gets its own class (see `PlainSubscription`).
     func makeNodes<E: Sendable>(
-        _: E.Type, keys: [String], body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?, callSite: CallSite
+        _: E.Type, keys: SubscriptionKeys, body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?,
+        callSite: CallSite
     ) -> SubscriptionNode {
         if case .immediate(.event(let handler)) = body, !traits.isOwned {
             return makePlainNodes(E.self, keys: keys, handler: handler, traits: traits, callSite: callSite)
@@ -105,7 +106,7 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// ``makeNodes(_:keys:body:traits:owner:callSite:)``.
     @usableFromInline
     func makePlainNodes<E: Sendable>(
-        _: E.Type, keys: [String], handler: @escaping @Sendable (E) -> Void, traits: SubscriptionTraits,
+        _: E.Type, keys: SubscriptionKeys, handler: @escaping @Sendable (E) -> Void, traits: SubscriptionTraits,
         callSite: CallSite
     ) -> SubscriptionNode {
         let plainClass = PlainSubscriptionClasses.shared.plainClass(of: E.self)
@@ -117,10 +118,9 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// The node `make` builds for the first key (or for none), with the other keys' as its siblings.
     /// A key given twice counts once (deduplicated here, so that chaining `ofType` stays O(1)).
     @inline(__always)
-    private static func nodes(for keys: [String], _ make: (String?) -> SubscriptionNode) -> SubscriptionNode {
-        guard keys.count > 1 else { return make(keys.first) }
-        var seen = Set<String>()
-        let unique = keys.filter { seen.insert($0).inserted }
+    private static func nodes(for keys: SubscriptionKeys, _ make: (String?) -> SubscriptionNode) -> SubscriptionNode {
+        guard !keys.others.isEmpty else { return make(keys.first) }
+        let unique = keys.unique
         let primary = make(unique[0])
         primary.siblings = unique.dropFirst().map(make)
         return primary

@@ -7,7 +7,7 @@ struct SubscriptionOptions {
     @inlinable init() {}
 
     /// The `ofType` keys, in the order given (duplicates are removed at registration).
-    @usableFromInline var keys: [String] = []
+    @usableFromInline var keys = SubscriptionKeys()
     /// The `atQueue` queue; `nil` for synchronous or main-actor delivery.
     @usableFromInline var queue: DispatchQueue?
     /// The rest: plain values, passed on to the index and the node without reference counting.

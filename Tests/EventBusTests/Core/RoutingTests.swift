@@ -50,6 +50,23 @@ struct RoutingTests {
         #expect(bus.subscriptionCount == 0)
     }
 
+    @Test("The keys a maker gathers: the first inline, the rest in order, each once at registration")
+    func subscriptionKeys() {
+        var keys = SubscriptionKeys()
+        #expect(keys.first == nil && keys.unique.isEmpty)
+        keys.append("b")
+        #expect(keys.first == "b" && keys.others.isEmpty && keys.unique == ["b"])
+        for key in ["a", "b", "c", "a"] { keys.append(key) }
+        #expect(keys.unique == ["b", "a", "c"])
+        #expect(SubscriptionKeys(["x", "y", "x"]).unique == ["x", "y"])
+        #expect(SubscriptionKeys([]).first == nil)
+
+        let bus = EventBus()
+        let token = bus.on(Chat.self).ofType("b").ofType("a").ofType("b").ofType("c").next { _ in }
+        #expect(bus.subscriptions(of: Chat.self).first?.keys == ["b", "a", "c"])
+        token.dispose()
+    }
+
     @Test("Order: the event's keyed subscribers first, in subscription order, then unkeyed ones, in subscription order")
     func deliveryOrder() {
         let bus = EventBus()

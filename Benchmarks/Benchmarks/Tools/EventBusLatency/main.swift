@@ -205,7 +205,19 @@ func timed<T>(_ histogram: inout Histogram, _ body: () -> T) -> T {
 
 /// The stall thread's phases, set by the main thread.
 enum StallPhase: Int, CaseIterable {
-    case baseline, churn, purge, stop
+    case baseline, floor, churn, purge, stop
+}
+
+/// Involuntary context switches of the calling thread so far: how often the scheduler took its
+/// core away (Linux; 0 elsewhere). A thread preempted while it holds a lock stalls every waiter.
+func involuntarySwitches() -> Int {
+    #if os(Linux)
+        var usage = rusage()
+        getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD (a GNU extension Swift does not import)
+        return usage.ru_nivcsw
+    #else
+        return 0
+    #endif
 }
 
 /// What the stall thread shares with the main thread.
@@ -218,6 +230,10 @@ final class StallControl: @unchecked Sendable {
     let finished = DispatchSemaphore(value: 0)
     var histograms = [Histogram](repeating: Histogram(), count: StallPhase.allCases.count)
     var noise = Histogram()
+    /// The stall thread's involuntary context switches in each phase.
+    var switches = [Int](repeating: 0, count: StallPhase.allCases.count)
+    /// The floor's lock: the standard library's `Mutex` around a counter (a trivial critical section).
+    let floorLock = Mutex<Int>(0)
 }
 
 /// Resident set size in MiB (Linux; 0 elsewhere).
@@ -351,13 +367,26 @@ func run(_ options: Options) -> Bool {
     Thread.detachNewThread { [bus] in
         var histograms = [Histogram](repeating: Histogram(), count: StallPhase.allCases.count)
         var noise = Histogram()
+        var switches = [Int](repeating: 0, count: StallPhase.allCases.count)
+        var current = StallPhase.baseline.rawValue
+        var switchesAtPhaseStart = involuntarySwitches()
         control.started.signal()
         var i = 0
         while true {
             let phase = control.phase.load(ordering: .relaxed)
+            if phase != current {
+                let switchesNow = involuntarySwitches()
+                switches[current] = switchesNow - switchesAtPhaseStart
+                switchesAtPhaseStart = switchesNow
+                current = phase
+            }
             if phase == StallPhase.stop.rawValue { break }
             let start = now()
-            bus.dispatch(Beat(value: i))
+            if phase == StallPhase.floor.rawValue {
+                control.floorLock.withLock { $0 &+= 1 }
+            } else {
+                bus.dispatch(Beat(value: i))
+            }
             let end = now()
             noise.record(now() &- end)  // the same thread's clock-only interval: scheduling noise
             histograms[phase].record(end &- start)
@@ -365,6 +394,7 @@ func run(_ options: Options) -> Bool {
         }
         control.histograms = histograms
         control.noise = noise
+        control.switches = switches
         control.finished.signal()
     }
     control.started.wait()
@@ -374,6 +404,25 @@ func run(_ options: Options) -> Bool {
     let baselineEnd = now() + 500_000_000
     while now() < baselineEnd {}
 
+    // The floor: the same two threads around the standard library's `Mutex` with a trivial critical
+    // section, the main thread allocating an owner and letting an older one die between its
+    // critical sections, as the churn does. What the other thread waits for here is what any lock
+    // costs on this machine (its holder preempted, the wake-up latency), not the bus's work.
+    control.phase.store(StallPhase.floor.rawValue, ordering: .relaxed)
+    var floorMain = Histogram()
+    var floorRing = [Owner?](repeating: nil, count: 4_096)
+    let floorEnd = now() + UInt64(min(options.budgetSeconds, 2.5) * 1e9)
+    var floorSteps = 0
+    while now() < floorEnd {
+        for _ in 0..<256 {
+            floorRing[floorSteps % floorRing.count] = Owner()
+            timed(&floorMain) { control.floorLock.withLock { $0 &+= 1 } }
+            floorSteps += 1
+        }
+    }
+    withExtendedLifetime(floorRing) {}
+
+    let mainSwitchesAtChurn = involuntarySwitches()
     control.phase.store(StallPhase.churn.rawValue, ordering: .relaxed)
     var churnSubscribe = Histogram()
     var churnDispose = Histogram()
@@ -406,6 +455,7 @@ func run(_ options: Options) -> Bool {
         if step % 1024 == 0 && now() - phase2Start > budget { break }
     }
     let phase2Seconds = Double(now() - phase2Start) / 1e9
+    let mainSwitchesInChurn = involuntarySwitches() - mainSwitchesAtChurn
     control.phase.store(StallPhase.purge.rawValue, ordering: .relaxed)
     var finalPurge = Histogram()
     timed(&finalPurge) { bus.purge() }
@@ -417,6 +467,10 @@ func run(_ options: Options) -> Bool {
     print(
         "phase 2: \(stepsDone) churn steps in " + String(format: "%.1f s", phase2Seconds)
             + ", \(bus.subscriptionCount) subscriptions after the final purge(), RSS \(residentMiB()) MiB")
+    print(
+        "involuntary context switches during the churn: main thread \(mainSwitchesInChurn), other thread "
+            + "\(control.switches[StallPhase.churn.rawValue]) (floor: other thread \(control.switches[StallPhase.floor.rawValue]))"
+    )
     withExtendedLifetime((owners, freshOwners, ring, populationTokens, churnTokens)) {}
 
     let stall = control.histograms
@@ -435,6 +489,10 @@ func run(_ options: Options) -> Bool {
         Row(
             phase: "2", name: "other thread: dispatch, main spins (no bus)",
             histogram: stall[StallPhase.baseline.rawValue], gated: true),
+        Row(phase: "2", name: "floor: main: bare Mutex, owners churning", histogram: floorMain, gated: false),
+        Row(
+            phase: "2", name: "floor: other thread: bare Mutex, main churns",
+            histogram: stall[StallPhase.floor.rawValue], gated: false),
         Row(
             phase: "2", name: "other thread: dispatch, main churns", histogram: stall[StallPhase.churn.rawValue],
             gated: true),
@@ -451,7 +509,7 @@ func run(_ options: Options) -> Bool {
     }
     print()
     print(
-        pad("phase", 6) + pad("operation", 44) + pad("samples", 10, left: true) + pad("p50 µs", 12, left: true)
+        pad("phase", 6) + pad("operation", 46) + pad("samples", 10, left: true) + pad("p50 µs", 12, left: true)
             + pad("p99 µs", 12, left: true) + pad("max ms", 12, left: true) + "  gate")
     var misses: [String] = []
     for row in rows {
@@ -469,7 +527,7 @@ func run(_ options: Options) -> Bool {
             verdict = "ok"
         }
         print(
-            pad(row.phase, 6) + pad(row.name, 44) + pad("\(h.count)", 10, left: true)
+            pad(row.phase, 6) + pad(row.name, 46) + pad("\(h.count)", 10, left: true)
                 + pad(microseconds(h.percentile(0.5)), 12, left: true)
                 + pad(microseconds(h.percentile(0.99)), 12, left: true)
                 + pad(milliseconds(h.max), 12, left: true) + "  " + verdict)

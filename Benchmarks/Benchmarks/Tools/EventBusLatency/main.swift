@@ -20,9 +20,9 @@
 // records each call's latency, first for 0.5 s while the main thread spins without touching the bus
 // (so any stall there is the bus's own work landing in that dispatch, such as a periodic sweep),
 // then for up to 2.5 s around a bare `Mutex` instead of the bus (the floor: what any lock's waiter
-// sees on this machine while the main thread churns owners), then while the main thread churns (subscribe-heavy: two subscribes, one owner dying and half a
-// dispose per step; waves of owners dying; now and then a dispatch to the whole crowd), then
-// during one `purge()`.
+// sees on this machine while the main thread churns owners), then while the main thread churns
+// (subscribe-heavy: two subscribes, one owner dying and half a dispose per step; waves of owners
+// dying; now and then a dispatch to the whole crowd), then during one `purge()`.
 //
 // Latencies are wall clock (`DispatchTime`), so they include the machine's scheduling noise: the two
 // "clock only" rows (an empty interval timed on each thread, interleaved with the operations, so

@@ -24,10 +24,11 @@ bool eventbus_is_main_thread(void) {
 
 #include <linux/futex.h>
 
-/// How many times a waiter checks the lock before sleeping (Rust's standard library spins 100).
+/// How many times a waiter pauses while checking the lock before it sleeps (as Rust's standard
+/// library).
 #define EVENTBUS_LOCK_SPINS 100
 
-/// Spins while the lock is held with nobody asleep (1), at most `EVENTBUS_LOCK_SPINS` times;
+/// Spins while the lock is held with no sleeper recorded (1), at most `EVENTBUS_LOCK_SPINS` times;
 /// returns the state it last saw. A bus's critical sections are short and bounded, so the holder
 /// usually lets go within a few hundred nanoseconds: a waiter that slept instead would wake tens of
 /// microseconds later, by when the holder (the lock is unfair) has often taken it again, and sleep
@@ -40,14 +41,15 @@ static int32_t eventbus_lock_spin(int32_t *word) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #elif defined(__aarch64__)
-        __asm__ __volatile__("yield");
+        __asm__ __volatile__("isb sy");  // as Rust's `spin_loop`: `yield` is a near no-op on most cores
 #endif
     }
 }
 
 void eventbus_lock_wait(int32_t *word) {
     // Rust's standard library's futex mutex: spin while the holder may be about to let go; take
-    // the lock if it is free (as 1: nobody is known to sleep); otherwise mark it contended (2) while
+    // the lock if it is free (as 1, like the uncontended path: a sleeper there may be, but the one
+    // woken sets 2 again when it finds the lock taken); otherwise mark it contended (2) while
     // taking it, so that the unlock that lets this thread in also wakes the next waiter, and sleep
     // while it is still 2. A thread that has slept always takes it as 2.
     int32_t state = eventbus_lock_spin(word);

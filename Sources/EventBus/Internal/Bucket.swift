@@ -80,7 +80,8 @@ final class Bucket {
         }
         // Through an index, not `keyed[key]?.remove(node)`: that is a `_modify` coroutine of
         // `Dictionary`, which the optimiser left out of line with its frames on the heap (three
-        // mallocs and frees under the lock per keyed dispose).
+        // mallocs and frees under the lock per keyed dispose). `values[index]` is inlined (checked
+        // in the disassembly); the allocation gate's keyed subscribe+dispose would see it if not.
         guard let index = keyed.index(forKey: key) else { return false }
         retired.adopt(keyed.values[index].remove(node))
         guard keyed.values[index].isEmpty else { return false }

@@ -5,7 +5,8 @@
 struct SubscriptionKeys {
     /// The first key given, `nil` if none was.
     @usableFromInline var first: String?
-    /// The keys given after the first, duplicates included (removed at registration).
+    /// The keys given after the first, duplicates included (removed at registration); empty while
+    /// `first` is `nil` (`append` and `init(_:)` keep it so).
     @usableFromInline var others: [String] = []
 
     @inlinable init() {}

@@ -32,7 +32,8 @@ static inline intptr_t eventbus_atomic_add(intptr_t *word, intptr_t delta) {
 uint64_t eventbus_next_subscription_id(void);
 
 #if defined(__linux__)
-// The bus's mutex on Linux: a futex word, 0 unlocked, 1 locked, 2 locked with threads waiting (the
+// The bus's mutex on Linux: a futex word, 0 unlocked, 1 locked, 2 locked with threads possibly
+// waiting (the
 // algorithm of glibc's default mutex, Drepper's "Futexes Are Tricky", mutex 3, with the short spin
 // before sleeping of Rust's standard library). The uncontended lock and unlock are one atomic
 // instruction each, inline; a waiter spins briefly, then sleeps in the kernel, woken by the

@@ -27,7 +27,9 @@ final class Bucket {
     @exclusivity(unchecked) private(set) var levelBits: UInt16 = 0
     /// Nodes linked per level (inline: no allocation per bucket).
     @exclusivity(unchecked) private var levelCounts = SIMD8<Int32>()
-    /// Nodes linked (live or pinned, primaries and siblings), at every level.
+    /// Nodes linked (live or pinned, primaries and siblings), at every level: the sum of
+    /// `levelCounts`, kept rather than summed because a dispatch reads it (summing cost every
+    /// dispatch 7 instructions, measured).
     @exclusivity(unchecked) private(set) var linkedCount = 0
 
     /// Whether the type has neither hooks nor supertypes (a dispatch reads neither then).

@@ -10,9 +10,9 @@
 /// once. Otherwise they are pinned (a pinned node stays linked, so its list keeps it alive, even if
 /// it ends meanwhile) and unpinned under the lock when the next chunk is filled: no reference
 /// counting per subscriber, and the lock is held O(chunkCapacity) at a time however many
-/// subscribers there are. Subscriptions made after the dispatch started (higher
-/// ids) are not delivered to. A handler that stops the dispatch makes the walk skip to the
-/// monitors. `run` delivers a chunk with one virtual call per node, or per run of plain nodes of
+/// subscribers there are. Subscriptions made after the dispatch started (higher ids) are not
+/// delivered to. A handler that stops the dispatch makes the walk skip to the monitors. `run`
+/// delivers a chunk with one virtual call per node, or per run of plain nodes of
 /// one class (see `SubscriptionNode.deliver(_:at:before:_:)`).
 struct DispatchPlan {
     static var chunkCapacity: Int { 32 }

@@ -69,7 +69,7 @@ package struct Locked<State>: @unchecked Sendable {
 #elseif os(Linux) || os(Android)
     /// The platform's mutex: a futex word (see the file's comment).
     struct LockPrimitive {
-        /// 0 unlocked, 1 locked, 2 locked with threads waiting (the shim's `eventbus_lock`).
+        /// 0 unlocked, 1 locked, 2 locked with threads possibly waiting (the shim's `eventbus_lock`).
         var word: Int32 = 0
         #if DEBUG
             /// The holding thread (`pthread_self`), 0 when unlocked: a re-entrant lock traps.

@@ -568,8 +568,8 @@ struct TypeIndex {
         return unsafeDowncast(sticky, to: StickyStore<E>.self)
     }
 
-    /// Keeps the event at `event` (of `bucket`'s type, key `key`) as `policy` says; the events it replaces are
-    /// released after unlocking. `received`: whether the dispatch found a live subscriber (for
+    /// Keeps the event at `event` (of `bucket`'s type, key `key`) as `policy` says; the events it
+    /// replaces are released after unlocking. `received`: whether the dispatch found a live subscriber (for
     /// `.untilDelivered`). Not inlined: the plain dispatch path stays free of the store's generic
     /// types (their metadata look-ups would cost every dispatch).
     @inline(never)

@@ -19,6 +19,11 @@ class SubscriptionNode: @unchecked Sendable {
     // only touched under that lock, and `id`, `slot`, `bucket` and `siblings` (set
     // then) only read; everything else is immutable after init.
 
+    // The stored properties are declared in the order they are laid out (Swift does not reorder
+    // them): what a dispatch reads of every node first (liveness, id, links), then the
+    // bookkeeping, then what only introspection reads; small fields are grouped so that none
+    // leaves padding behind it (the sizes: Benchmarks/README.md, "Performance notes").
+
     /// 1 while the subscription is live, 0 once it has ended. It must stay the first stored
     /// property: its address is taken for the atomics (`livenessWord`), never read as a property.
     private var liveness: Int = 1
@@ -26,27 +31,43 @@ class SubscriptionNode: @unchecked Sendable {
     /// Unique in the process (`EventToken` equality), from a counter; also orders a list. Set
     /// when the node is registered (`TypeIndex.link`), 0 until then.
     @exclusivity(unchecked) final var id: UInt64 = 0
+
+    // List links, under the container's lock (which also makes the runtime's dynamic exclusivity
+    // checks redundant: they would cost more than the linking).
+    // Unmanaged: a list holds one reference to each node it links (`SubscriberList`), and reading
+    // a link then costs no reference counting.
+    @exclusivity(unchecked) final var next: Unmanaged<SubscriptionNode>?
+    @exclusivity(unchecked) final var previous: Unmanaged<SubscriptionNode>?  // Unmanaged: as `next`
+
     /// The primary's place in its container's slot table (siblings share it). Set with `id`.
     @exclusivity(unchecked) final var slot: UInt32 = 0
-    /// The key of the list this node sits in, `nil` for the unkeyed list.
-    let key: String?
-    /// Whether the subscription was bound to an owner with `freeWith`.
-    let isOwned: Bool
+    /// How many dispatches in progress hold this node in their chunk or resume their walk after
+    /// it. A pinned node that ends stays in its list (ended, so never delivered to) until the last
+    /// of them moves on. A dispatch pins a node at most twice, so the count is bounded by the
+    /// dispatches running at once, far below `UInt32.max`.
+    @exclusivity(unchecked) var pins: UInt32 = 0
     /// Where the node runs within a dispatch (priority; monitor or handler).
     let level: DeliveryLevel
-    /// Where the subscription was made.
-    let callSite: CallSite
-    /// The `freeWith` owner's type (introspection).
-    let ownerType: Any.Type?
+    /// Whether the subscription was bound to an owner with `freeWith`.
+    let isOwned: Bool
     /// Whether the subscription is the library's or an integration's own (`markedInternal()`).
     let isInternal: Bool
     /// Whether the owner may only be released on the main queue (main-actor and `atQueue(.main)`
     /// subscriptions): the sweep never loads it on another thread.
     let ownerBelongsToMain: Bool
+    @exclusivity(unchecked) var isLinked = false
+    @exclusivity(unchecked) var unlinkWhenUnpinned = false
+    @exclusivity(unchecked) var isInOwnedRing = false
+    /// Whether a handler error was printed for this subscription (debug builds, no error handler):
+    /// read and written only under the container's lock.
+    @exclusivity(unchecked) var printedError = false
+
     /// The bucket the node is filed in. Set with `id`; read only under the lock while `isLinked` (a
     /// bucket with a linked node is never removed).
     // Unmanaged: valid while linked, see above; read with no reference counting.
     @exclusivity(unchecked) final var bucket: Unmanaged<Bucket>?
+    /// The key of the list this node sits in, `nil` for the unkeyed list.
+    let key: String?
     /// Where the node is registered (held strongly: see the type's comment).
     let container: SubscriptionIndex
 
@@ -55,31 +76,19 @@ class SubscriptionNode: @unchecked Sendable {
     /// lock: `TypeIndex.link`), never written after.
     @exclusivity(unchecked) var siblings: [SubscriptionNode] = []
 
-    // List links, under the container's lock (which also makes the runtime's dynamic exclusivity
-    // checks redundant: they would cost more than the linking).
-    // Unmanaged: a list holds one reference to each node it links (`SubscriberList`), and reading
-    // a link then costs no reference counting.
-    @exclusivity(unchecked) final var next: Unmanaged<SubscriptionNode>?
-    @exclusivity(unchecked) final var previous: Unmanaged<SubscriptionNode>?  // Unmanaged: as `next`
-    @exclusivity(unchecked) var isLinked = false
-    /// How many dispatches in progress resume their walk after this node. A pinned node that ends
-    /// stays in its list (ended, so never delivered to) until the last of them moves on.
-    @exclusivity(unchecked) var pins = 0
-    @exclusivity(unchecked) var unlinkWhenUnpinned = false
-
     // Links of the container's ring of owned primaries, which the incremental sweep walks. A node
     // is in the ring only while it is linked in its list, which owns it.
     @exclusivity(unchecked) unowned(unsafe) var nextOwned: SubscriptionNode?  // unowned(unsafe): see above
     @exclusivity(unchecked) unowned(unsafe) var previousOwned: SubscriptionNode?  // unowned(unsafe): see above
-    @exclusivity(unchecked) var isInOwnedRing = false
 
     /// The tokens of the bag the token was last put in, told when the subscription ends (and
     /// let go of then: see ``BagTokens``).
     @exclusivity(unchecked) var bag: BagTokens?
 
-    /// Whether a handler error was printed for this subscription (debug builds, no error handler):
-    /// read and written only under the container's lock.
-    @exclusivity(unchecked) var printedError = false
+    /// The `freeWith` owner's type (introspection).
+    let ownerType: Any.Type?
+    /// Where the subscription was made.
+    let callSite: CallSite
 
     /// A node not registered yet: `TypeIndex.link` gives it its id, slot and bucket.
     init(

@@ -22,7 +22,7 @@ CEILINGS=(
     "publish_N=1_EventBus 20000 376"
     "publish_N=1000_EventBus 1000 59900"
     "subscribe+dispose_existing=1k_EventBus 110000 1905"
-    "subscribe+dispose_keyed_existing=10k_EventBus 20000 3066"
+    "subscribe+dispose_keyed_existing=10k_EventBus 20000 2812"
     "chain_depth=1_EventNode 20000 1663"
     "chain_depth=20_EventNode 5000 6469"
 )

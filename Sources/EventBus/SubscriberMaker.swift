@@ -60,10 +60,10 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     /// let token = bus.on(ChatMessage.self).ofType("room-7").ofType("room-9").next { print($0.text) }
     /// token.dispose()   // ends both
     /// ```
-    public func ofType(_ key: String) -> Self {
-        var copy = self
-        copy.options.keys.append(key)
-        return copy
+    @inlinable
+    public consuming func ofType(_ key: String) -> Self {
+        options.keys.append(key)
+        return self
     }
 
     /// Calls this subscriber before (``EventPriority/high``) or after (``EventPriority/low``) the
@@ -78,10 +78,10 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     /// bus.on(LoginEvent.self).priority(.high).next { event in print("first:", event.userID) }
     /// bus.on(LoginEvent.self).next { event in print("then:", event.userID) }
     /// ```
-    public func priority(_ priority: EventPriority) -> Self {
-        var copy = self
-        copy.options.traits.priority = priority
-        return copy
+    @inlinable
+    public consuming func priority(_ priority: EventPriority) -> Self {
+        options.traits.priority = priority
+        return self
     }
 
     /// Makes this subscriber a monitor: it runs after every handler of the dispatch, cannot stop
@@ -114,10 +114,10 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     /// bus.dispatch(LoginEvent(userID: "42"), sticky: .latest)
     /// bus.on(LoginEvent.self).replayingSticky().next { event in print("user:", event.userID) }   // "user: 42" at once
     /// ```
-    public func replayingSticky() -> Self {
-        var copy = self
-        copy.options.traits.replaysSticky = true
-        return copy
+    @inlinable
+    public consuming func replayingSticky() -> Self {
+        options.traits.replaysSticky = true
+        return self
     }
 
     /// Delivers the events asynchronously on `queue` instead of synchronously on the dispatching
@@ -211,10 +211,10 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     /// let token = bus.on(LoginEvent.self).markedInternal().next { event in forward(event) }
     /// ```
     @_spi(Integrations)
-    public func markedInternal() -> Self {
-        var copy = self
-        copy.options.traits.isInternal = true
-        return copy
+    @inlinable
+    public consuming func markedInternal() -> Self {
+        options.traits.isInternal = true
+        return self
     }
 
     /// Registers `body` and returns the token, or an inert token if the owner is already gone or

@@ -73,6 +73,25 @@ struct RoutingTests {
         withExtendedLifetime(stream) {}
     }
 
+    @Test("A partly configured maker is a value: kept, it can be finished several ways, and is unchanged by each")
+    func makerReuse() {
+        let bus = EventBus()
+        let log = Shared<[String]>([])
+        let base = bus.on(Chat.self).priority(.high)
+        _ = base.ofType("a").next { _ in log.append("a") }
+        _ = base.ofType("b").replayingSticky().next { _ in log.append("b") }
+        _ = base.next { _ in log.append("any") }
+        _ = bus.on(Chat.self).next { _ in log.append("normal") }
+
+        bus.dispatch(Chat(room: "a"))
+        bus.dispatch(Chat(room: "b"))
+        bus.dispatch(Chat(room: "c"))
+
+        #expect(log.value == ["a", "any", "normal", "b", "any", "normal", "any", "normal"])
+        #expect(bus.subscriptions(of: Chat.self).map(\.keys) == [["a"], ["b"], [], []])
+        #expect(bus.subscriptions(of: Chat.self).map(\.priority) == [.high, .high, .high, .normal])
+    }
+
     @Test("Order: the event's keyed subscribers first, in subscription order, then unkeyed ones, in subscription order")
     func deliveryOrder() {
         let bus = EventBus()

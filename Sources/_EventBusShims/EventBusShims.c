@@ -1,5 +1,7 @@
 #include "EventBusShims.h"
 
+_Thread_local void *eventbus_release_loop_slot_value = 0;
+
 uint64_t eventbus_next_subscription_id(void) {
     static uint64_t counter = 0;
     return __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);

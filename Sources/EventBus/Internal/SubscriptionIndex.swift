@@ -188,6 +188,7 @@ final class SubscriptionIndex: SubscriptionContainer {
             }
         }
         for node in ended { trace(.ended(Self.end(of: node, reason: .ownerGone))) }
+        ReleaseLoop.drop(consume ended)
     }
 
     func isLive(_ subscription: SubscriptionHandle) -> Bool {
@@ -516,16 +517,17 @@ final class SubscriptionIndex: SubscriptionContainer {
     func purge() {
         let onMain = isOnMainQueue
         var remaining = withIndex { index, _ in index.ownedCount }
-        var nodes = ContiguousArray<SubscriptionNode>()
-        nodes.reserveCapacity(Swift.min(remaining, 256))  // not under the lock
         while remaining > 0 {
             let batch = Swift.min(remaining, 256)
             remaining -= batch
+            var nodes = ContiguousArray<SubscriptionNode>()
+            nodes.reserveCapacity(batch)  // not under the lock
             withIndex { index, _ in index.takeForPurge(limit: batch, into: &nodes, onMain: onMain) }
             // Eagerly, with no lock held: loading an owner may release its last reference.
             let dead = nodes.filter(SweepBatch.ownerIsGone).map(\.handle)
             if !dead.isEmpty { reclaim(dead) }
-            nodes.removeAll(keepingCapacity: true)
+            // Often the last references, released as `ReleaseLoop` says (a deinit may call the bus).
+            ReleaseLoop.drop(consume nodes)
             Locked<TypeIndex>.yieldToWaiters()
         }
         if !onMain { scheduleMainSweep(force: true) }

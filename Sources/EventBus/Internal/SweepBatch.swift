@@ -66,6 +66,8 @@ struct SweepBatch: ~Copyable {
         case (nil, nil):
             break
         }
+        // Often the last references: their deinits may call the bus, whose sweep may reclaim more.
+        ReleaseLoop.drop((consume first, consume second))
     }
 
     /// Whether `node` is live and its owner gone. (Loading the owner retains it: call it with no

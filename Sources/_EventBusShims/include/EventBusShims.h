@@ -31,6 +31,13 @@ static inline intptr_t eventbus_atomic_add(intptr_t *word, intptr_t delta) {
 
 uint64_t eventbus_next_subscription_id(void);
 
+/// This thread's slot for the releases that nested bus operations hand to the outermost one
+/// (`ReleaseLoop` in the Swift sources): `NULL` while the thread is not releasing for a bus.
+extern _Thread_local void *eventbus_release_loop_slot_value;
+static inline void **eventbus_release_loop_slot(void) {
+    return &eventbus_release_loop_slot_value;
+}
+
 #if defined(__linux__)
 // The bus's mutex on Linux: a futex word, 0 unlocked, 1 locked, 2 locked with threads possibly
 // waiting (the

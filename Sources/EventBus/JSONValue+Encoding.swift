@@ -23,9 +23,11 @@ extension JSONValue {
     /// with it and decode a `JSONValue` from its output.
     ///
     /// - Throws: `EncodingError.invalidValue` for a non-finite floating-point number (JSON has no
-    ///   NaN or infinity), an integer that does not fit in `Int`, a value nested deeper than
-    ///   ``maximumCodingDepth``, or a top-level value that encodes nothing; and any error the
-    ///   value's own `encode(to:)` throws.
+    ///   NaN or infinity), an integer that does not fit in `Int`, containers nested deeper than
+    ///   ``maximumCodingDepth`` by `encode(to:)` methods, or a top-level value that encodes
+    ///   nothing; and any error the value's own `encode(to:)` throws. A `JSONValue` met in `value`
+    ///   (or `value` itself) is taken as it is, whatever its depth: it is already a `JSONValue`,
+    ///   so nothing is encoded recursively.
     public init(encoding value: some Encodable) throws {
         let root = PartialJSON()
         try JSONValueEncoder.encode(value, into: root, at: [])

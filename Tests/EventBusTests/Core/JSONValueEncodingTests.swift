@@ -124,6 +124,14 @@ struct JSONValueEncodingTests {
         #expect(throws: EncodingError.self) { try JSONValue(encoding: Chain(depth: 10_000)) }
     }
 
+    @Test("a JSONValue met while encoding is taken as it is, deeper than maximumCodingDepth too")
+    func jsonValuesPassThrough() throws {
+        var deep = JSONValue.int(1)
+        for _ in 0..<1_000 { deep = .array([deep]) }
+        #expect(try JSONValue(encoding: deep) == deep)
+        #expect(try JSONValue(encoding: ["deep": deep]) == .object(["deep": deep]))
+    }
+
     @Test("variables in literals: the enum cases, or JSONValue(encoding:) for whole values")
     func variablesInLiterals() throws {
         let count = 3

@@ -569,14 +569,16 @@ struct TypeIndex {
     }
 
     /// Keeps the event at `event` (of `bucket`'s type, key `key`) as `policy` says; the events it
-    /// replaces are released after unlocking. `received`: whether the dispatch found a live subscriber (for
-    /// `.untilDelivered`). Not inlined: the plain dispatch path stays free of the store's generic
-    /// types (their metadata look-ups would cost every dispatch).
+    /// replaces are released after unlocking. `mayBeReceived`: whether the dispatch found a live
+    /// subscriber; an `.untilDelivered` event is then held until the dispatch, once delivered,
+    /// settles it (``settleSticky(_:key:sequence:received:released:)``), and its sequence is
+    /// returned (0 otherwise). Not inlined: the plain dispatch path stays free of the store's
+    /// generic types (their metadata look-ups would cost every dispatch).
     @inline(never)
     mutating func storeSticky<E: Sendable>(
-        _ event: UnsafePointer<E>, key: String?, policy: StickyPolicy, received: Bool, in bucket: Bucket,
+        _ event: UnsafePointer<E>, key: String?, policy: StickyPolicy, mayBeReceived: Bool, in bucket: Bucket,
         retired: inout Retired
-    ) {
+    ) -> UInt64 {
         let store: StickyStore<E>
         if let sticky = bucket.sticky {
             // unsafeDowncast: as in `stickyStore(of:)`.
@@ -589,12 +591,26 @@ struct TypeIndex {
         let now = clock.now
         let before = store.count
         let replaced = store.store(
-            event.pointee, key: key, policy: policy, sequence: stickySequence, now: now, received: received)
+            event.pointee, key: key, policy: policy, sequence: stickySequence, now: now, mayBeReceived: mayBeReceived)
         stickyCount += store.count - before
         if case .latestWithTTL(let ttl) = policy.kind, !now.addingReportingOverflow(ttl).overflow {
             expiries.push(.init(expiry: now + ttl, typeID: bucket.typeID, key: key, sequence: stickySequence))
         }
         if !replaced.isEmpty { retired.add(ReleasedLater(replaced)) }
+        guard case .untilDelivered = policy.kind, mayBeReceived else { return 0 }
+        return stickySequence
+    }
+
+    /// Settles the held `.untilDelivered` event `sequence` of `E` and `key` once its delivery is
+    /// over: let go of (into `released`) if the delivery reached someone (`received`), kept for
+    /// the next taker otherwise; nothing if a later sticky dispatch or a removal let go of it
+    /// first. See `StickyStore`.
+    mutating func settleSticky<E: Sendable>(
+        _: E.Type, key: String?, sequence: UInt64, received: Bool, released: inout [StickyStore<E>.Entry]
+    ) {
+        withStickyStore(of: E.self) { store, _ in
+            store.settle(key: key, sequence: sequence, received: received, released: &released)
+        }
     }
 
     /// Runs `body` on `E`'s sticky store (if any) and the time, then accounts for what it removed

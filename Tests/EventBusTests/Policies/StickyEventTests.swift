@@ -109,6 +109,32 @@ struct StickyEventTests {
         #expect(quiet.takeSticky(User.self) == nil)
     }
 
+    @Test(".untilDelivered whose only subscribers' owners are gone (not yet swept) is kept, as a dead event would be")
+    func untilDeliveredToDeadOwners() {
+        final class Owner: Sendable {}
+        let bus = EventBus()
+        let dead = Shared<[String]>([])
+        bus.deadEventHandler = { event in dead.append((event.event as? User)?.name ?? "?") }
+        var owner: Owner? = Owner()
+        _ = bus.on(User.self).freeWith(owner!).next { _, _ in }
+        _ = bus.on(User.self).ofType("7").monitor().freeWith(owner!).next { _, _ in }
+        owner = nil  // gone, but its subscriptions are still linked: the sweep has not reached them
+        bus.dispatch(User(name: "plain"))
+        #expect(dead.value == ["plain"], "the same situation without sticky: is a dead event")
+
+        var again: Owner? = Owner()
+        _ = bus.on(User.self).freeWith(again!).next { _, _ in }
+        again = nil
+        bus.dispatch(User(name: "pending"), sticky: .untilDelivered)
+        #expect(bus.stickyCount == 1, "nobody received it, so it is kept")
+        #expect(bus.sticky(User.self)?.name == "pending")
+        let got = Shared<[String]>([])
+        _ = bus.on(User.self).replayingSticky().next { got.append($0.name) }
+        #expect(got.value == ["pending"])
+        #expect(bus.stickyCount == 0)
+        #expect(dead.value == ["plain"], "a sticky dispatch is never dead")
+    }
+
     @Test(".untilDelivered with 8 threads subscribing at once: exactly one gets it")
     func untilDeliveredOneTaker() {
         for round in 0..<20 {

@@ -135,6 +135,32 @@ struct StickyEventTests {
         #expect(dead.value == ["plain"], "a sticky dispatch is never dead")
     }
 
+    @Test(".untilDelivered to gone owners racing 7 replaying subscribers: received (once each) or kept, never lost")
+    func untilDeliveredToDeadOwnersRacingReplays() {
+        final class Owner: Sendable {}
+        for round in 0..<50 {
+            let bus = EventBus()
+            var owner: Owner? = Owner()
+            _ = bus.on(User.self).freeWith(owner!).next { _, _ in }
+            owner = nil
+            let received = Shared<[Int: Int]>([:])
+            let finished = concurrently(8) { thread in
+                if thread == 0 {
+                    bus.dispatch(User(name: "once \(round)"), sticky: .untilDelivered)
+                } else {
+                    _ = bus.on(User.self).replayingSticky().next { _ in
+                        received.withLock { $0[thread, default: 0] += 1 }
+                    }
+                }
+            }
+            #expect(finished)
+            // Live to those subscribed before the dispatch started, or replayed to one of the others.
+            #expect(received.value.values.allSatisfy { $0 == 1 }, "round \(round): \(received.value)")
+            let kept = bus.stickyCount
+            #expect(received.value.isEmpty ? kept == 1 : kept == 0, "round \(round): \(received.value), \(kept) kept")
+        }
+    }
+
     @Test(".untilDelivered with 8 threads subscribing at once: exactly one gets it")
     func untilDeliveredOneTaker() {
         for round in 0..<20 {

@@ -42,7 +42,11 @@ public struct StickyPolicy: Sendable, Equatable, CustomStringConvertible {
     /// Keeps the latest event of the type and key for `ttl`, measured on a monotonic clock (the
     /// bus's ``ManualEventClock`` in tests). An expired event is never replayed or returned; the bus
     /// lets it go when it is next touched or when its incremental sweep gets to it (no timer
-    /// runs). `.never` keeps it like ``latest``; a negative interval expires it at once.
+    /// runs). `.never` keeps it like ``latest``; a negative interval expires it at once. The bus
+    /// tracks the deadlines per type and key, not per dispatch: its memory does not grow with
+    /// dispatches that replace the event. Such a dispatch costs O(1) more than ``latest`` when
+    /// the deadline moves later (the usual case), O(log n) otherwise, n being the types and keys
+    /// with an event that has a TTL; so does letting go of one.
     ///
     /// ```swift
     /// EventBus.shared.dispatch(LoginEvent(userID: "42"), sticky: .latest(ttl: .seconds(30)))

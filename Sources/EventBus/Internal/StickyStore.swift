@@ -4,9 +4,10 @@ protocol StickySlots: AnyObject {
     var count: Int { get }
     /// Whether it holds no entry at all, held ones included.
     var isEmpty: Bool { get }
-    /// Removes the entry `sequence` of `key` if it is still kept and has expired at `now`; returns
-    /// what it removed, to be released after unlocking.
-    func expire(key: String?, sequence: UInt64, now: UInt64) -> AnyObject?
+    /// Removes the expired event of the slot whose expiry queue item `item` is (the queue has just
+    /// let go of it: its deadline has come at `now`); returns what it removed, to be released
+    /// after unlocking.
+    func expire(_ item: ExpiryQueue.Item, now: UInt64) -> AnyObject?
     /// Removes every entry; returns them, to be released after unlocking.
     func removeAll() -> AnyObject?
 }
@@ -22,6 +23,9 @@ protocol StickySlots: AnyObject {
 /// delivery reached someone, and otherwise keeps it, in its place, for the next taker. So it is
 /// kept exactly when nobody received it, and taken at most once; a replaying subscriber that
 /// subscribes while it is held gets it neither live nor replayed, even if it is kept afterwards.
+///
+/// A slot that holds an event with a TTL has one item in the bus's ``ExpiryQueue``, kept in step
+/// by `replace`, through which every change of a slot goes.
 final class StickyStore<E: Sendable>: StickySlots {
     struct Entry {
         let event: E
@@ -38,10 +42,23 @@ final class StickyStore<E: Sendable>: StickySlots {
         func isExpired(at now: UInt64) -> Bool { expiry.map { now >= $0 } ?? false }
     }
 
-    private var slots: [String?: [Entry]] = [:]
+    /// The events of one key, and the slot's item in the expiry queue.
+    private struct Slot {
+        var entries: [Entry]
+        /// Queued while `entries` has an event with a TTL; `nil` otherwise.
+        var expiry: ExpiryQueue.Item?
+    }
+
+    private var slots: [String?: Slot] = [:]
     /// The entries kept, held ones left out.
     private(set) var count = 0
     var isEmpty: Bool { slots.isEmpty }
+    /// The bus's expiry queue (the index's).
+    private let expiries: ExpiryQueue
+
+    init(expiries: ExpiryQueue) {
+        self.expiries = expiries
+    }
 
     /// Applies `policy` to `event` (entry `sequence` of `key`); returns the entries it replaced.
     /// `mayBeReceived`: whether the dispatch found a live subscriber when it started; an
@@ -51,7 +68,7 @@ final class StickyStore<E: Sendable>: StickySlots {
         _ event: E, key: String?, policy: StickyPolicy, sequence: UInt64, now: UInt64, mayBeReceived: Bool
     ) -> [Entry] {
         var entries: [Entry] = []
-        var replaced = slots[key] ?? []
+        var replaced = slots[key]?.entries ?? []
         switch policy.kind {
         case .latest:
             entries = [Entry(event: event, key: key, sequence: sequence, expiry: nil, takeOnce: false)]
@@ -86,7 +103,7 @@ final class StickyStore<E: Sendable>: StickySlots {
         var found: [Entry] = []
         let slotKeys = keys ?? Array(slots.keys)
         for key in slotKeys {
-            guard let kept = slots[key] else { continue }
+            guard let kept = slots[key]?.entries else { continue }
             var remaining: [Entry] = []
             var changed = false
             for var entry in kept {
@@ -113,7 +130,8 @@ final class StickyStore<E: Sendable>: StickySlots {
     /// Settles the held entry `sequence` of `key`, if it is still there: removed (into `released`)
     /// if its delivery reached someone (`received`), kept for the next taker otherwise.
     func settle(key: String?, sequence: UInt64, received: Bool, released: inout [Entry]) {
-        guard var kept = slots[key], let i = kept.firstIndex(where: { $0.sequence == sequence && $0.isHeld }) else {
+        guard var kept = slots[key]?.entries, let i = kept.firstIndex(where: { $0.sequence == sequence && $0.isHeld })
+        else {
             return
         }
         if received {
@@ -127,7 +145,7 @@ final class StickyStore<E: Sendable>: StickySlots {
     /// Removes and returns the latest live entry of `key` that is not held; expired ones go to
     /// `released`.
     func takeLatest(of key: String?, now: UInt64, released: inout [Entry]) -> Entry? {
-        guard var kept = slots[key] else { return nil }
+        guard var kept = slots[key]?.entries else { return nil }
         let expired = kept.filter { $0.isExpired(at: now) }
         released.append(contentsOf: expired)
         kept.removeAll { $0.isExpired(at: now) }
@@ -138,19 +156,17 @@ final class StickyStore<E: Sendable>: StickySlots {
 
     /// Removes every entry of `key`, held ones included; returns them.
     func remove(_ key: String?) -> [Entry] {
-        let removed = slots[key] ?? []
+        let removed = slots[key]?.entries ?? []
         replace(key, with: [])
         return removed
     }
 
-    func expire(key: String?, sequence: UInt64, now: UInt64) -> AnyObject? {
-        guard let kept = slots[key], let i = kept.firstIndex(where: { $0.sequence == sequence }),
-            kept[i].isExpired(at: now)
-        else { return nil }
-        var remaining = kept
-        let removed = remaining.remove(at: i)
-        replace(key, with: remaining)
-        return ReleasedLater(removed)
+    func expire(_ item: ExpiryQueue.Item, now: UInt64) -> AnyObject? {
+        guard let slot = slots[item.key], slot.expiry === item else { return nil }
+        let expired = slot.entries.filter { $0.isExpired(at: now) }
+        // With none expired (never: the item's deadline is its event's), `replace` queues it again.
+        replace(item.key, with: slot.entries.filter { !$0.isExpired(at: now) })
+        return expired.isEmpty ? nil : ReleasedLater(expired)
     }
 
     func removeAll() -> AnyObject? {
@@ -161,9 +177,26 @@ final class StickyStore<E: Sendable>: StickySlots {
         return removed
     }
 
+    /// Puts `entries` in the slot of `key` (removing the slot if there are none), and keeps its
+    /// expiry queue item in step: queued, at the deadline of its event with a TTL if it has one,
+    /// removed otherwise. That event is the first (only `.latest(ttl:)` makes one, and it replaces
+    /// the slot: `.last(n)` appends after it). O(log n) in the queue's items at most (see
+    /// ``ExpiryQueue``), O(1) for a later deadline.
     private func replace(_ key: String?, with entries: [Entry]) {
-        count += Self.keptCount(entries) - Self.keptCount(slots[key] ?? [])
-        slots[key] = entries.isEmpty ? nil : entries
+        let old = slots[key]
+        count += Self.keptCount(entries) - Self.keptCount(old?.entries ?? [])
+        var item = old?.expiry
+        if let deadline = entries.first?.expiry {
+            if let item {
+                expiries.reschedule(item, to: deadline)
+            } else {
+                item = expiries.schedule(typeID: ObjectIdentifier(E.self), key: key, deadline: deadline)
+            }
+        } else if let queued = item {
+            expiries.remove(queued)
+            item = nil
+        }
+        slots[key] = entries.isEmpty ? nil : Slot(entries: entries, expiry: item)
     }
 
     /// The entries of `entries` that are not held.

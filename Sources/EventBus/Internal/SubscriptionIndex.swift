@@ -645,6 +645,9 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// The number of event types with a bucket (tests of bucket removal).
     var bucketCount: Int { withIndex { index, _ in index.bucketCount } }
 
+    /// The number of items in the sticky events' expiry queue (tests of its bound).
+    var stickyExpiryCount: Int { withIndex { index, _ in index.expiryCount } }
+
     /// Ends every subscription (the bus is being deallocated): queued deliveries will not start.
     /// Tokens and enqueued deliveries may keep the emptied index alive after the bus: it lets go
     /// of the bus's tracer and handlers too (released here, after unlocking).

@@ -38,7 +38,8 @@ extension EventBus {
     }
 
     /// Removes the sticky events kept for `type` and `key` (`nil`: the events without a key);
-    /// returns how many it removed.
+    /// returns how many it removed. An ``StickyPolicy/untilDelivered`` event whose dispatch is
+    /// still delivering it on another thread is removed too (not counted): it will not be kept.
     ///
     /// ```swift
     /// bus.removeSticky(LoginEvent.self)   // e.g. at logout
@@ -48,7 +49,7 @@ extension EventBus {
         index.sticky(of: type) { store, _, released in
             let removed = store.remove(key)
             released.append(contentsOf: removed)
-            return removed.count
+            return removed.count { !$0.isHeld }  // a held one was not kept yet
         } ?? 0
     }
 

@@ -42,7 +42,11 @@ public struct StickyPolicy: Sendable, Equatable, CustomStringConvertible {
     /// Keeps the latest event of the type and key for `ttl`, measured on a monotonic clock (the
     /// bus's ``ManualEventClock`` in tests). An expired event is never replayed or returned; the bus
     /// lets it go when it is next touched or when its incremental sweep gets to it (no timer
-    /// runs). `.never` keeps it like ``latest``; a negative interval expires it at once.
+    /// runs). `.never` keeps it like ``latest``; a negative interval expires it at once. The bus
+    /// tracks the deadlines per type and key, not per dispatch: its memory does not grow with
+    /// dispatches that replace the event. Such a dispatch costs O(1) more than ``latest`` when
+    /// the deadline moves later (the usual case), O(log n) otherwise, n being the types and keys
+    /// with an event that has a TTL; so does letting go of one.
     ///
     /// ```swift
     /// EventBus.shared.dispatch(LoginEvent(userID: "42"), sticky: .latest(ttl: .seconds(30)))
@@ -55,11 +59,18 @@ public struct StickyPolicy: Sendable, Equatable, CustomStringConvertible {
     /// ``SubscriberMaker/replayingSticky()`` subscriber of its type and key (or
     /// ``EventBus/takeSticky(_:ofType:)``) gets it, and it is gone for everyone else.
     ///
-    /// "Nobody received it" is decided when the dispatch starts, in the same critical section as
-    /// the subscriptions it reaches: a live subscription of the type and key (monitors included)
-    /// counts as a receiver, even one whose owner turns out to be gone at delivery; so does a
-    /// subscription to one of its supertypes (see ``DeliveredAsSupertypes``). Like every sticky
-    /// dispatch, it replaces what was kept for its type and key: once received, nothing is kept.
+    /// "Nobody received it" is decided once the dispatch has delivered it, from what it reached,
+    /// as for a dead event: a delivery started or enqueued, to a subscription of the type and key
+    /// (monitors included) or of one of its supertypes (see ``DeliveredAsSupertypes``). A
+    /// subscription whose owner turns out to be gone, or that ended meanwhile, does not count. A
+    /// replaying subscriber that cannot take it after all (its owner is gone) leaves it for the
+    /// next taker. Like every sticky dispatch, it replaces what was kept for its type and key: once
+    /// received, nothing is kept.
+    ///
+    /// While a dispatch that found subscribers is delivering it, the event is held back: not
+    /// replayed, returned or counted. A replaying subscriber that subscribes in that window (on
+    /// another thread) gets it neither live nor replayed, even if nobody received it and it is
+    /// kept afterwards; it is then there for the next taker. It is never taken twice.
     ///
     /// ```swift
     /// EventBus.shared.dispatch(LoginEvent(userID: "42"), sticky: .untilDelivered)

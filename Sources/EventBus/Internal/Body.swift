@@ -66,4 +66,7 @@ struct Outcome: Equatable {
     static var stopped: Outcome { Outcome(bits: 5) }
     /// The owner is gone: nothing ran, and the subscription is to be reclaimed.
     static var ownerGone: Outcome { Outcome(bits: 8) }
+
+    /// Whether the delivery started or was enqueued: what a dispatch counts as reaching someone.
+    var isReached: Bool { bits & 1 != 0 }
 }

@@ -61,7 +61,9 @@ final class SubscriptionIndex: SubscriptionContainer {
     /// same critical section as the registration (so a concurrent dispatch is either replayed or
     /// delivered live, never both, never neither), then delivered: queued and off-main main-actor
     /// deliveries are enqueued before unlocking (so before any live one), the others are called
-    /// on this thread before returning.
+    /// on this thread before returning. The `.untilDelivered` events it replays are held for it
+    /// (see `StickyStore`) until it has delivered them: those it could not deliver (its owner was
+    /// gone, or it ended) are kept for the next taker.
     @usableFromInline
     func subscribe<E: Sendable>(
         _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits,
@@ -146,10 +148,20 @@ final class SubscriptionIndex: SubscriptionContainer {
                 let keys = node.keys
                 replay =
                     index.withStickyStore(of: E.self) { store, now in
-                        store.entries(of: keys.isEmpty ? nil : keys, now: now, taking: true, released: &released)
+                        let replay = store.entries(
+                            of: keys.isEmpty ? nil : keys, now: now, taking: true, released: &released)
+                        // Enqueueing runs no user code (the handlers run later, on their queue), so
+                        // what it takes is settled at once. An enqueued delivery counts as received.
+                        if enqueuesReplay {
+                            for entry in replay {
+                                let reached = node.deliver(event: entry.event).isReached
+                                guard entry.takeOnce else { continue }
+                                store.settle(
+                                    key: entry.key, sequence: entry.sequence, received: reached, released: &released)
+                            }
+                        }
+                        return replay
                     } ?? []
-                // Enqueueing runs no user code (the handlers run later, on their queue).
-                if enqueuesReplay { for entry in replay { _ = node.deliver(event: entry.event) } }
             }
             return node
         }
@@ -157,12 +169,44 @@ final class SubscriptionIndex: SubscriptionContainer {
         _ = consume released  // expired sticky events go here, with no lock held
         if traces, let node { traceSubscribed(node) }
         if let node, !enqueuesReplay {
-            for entry in replay where node.deliver(event: entry.event) == .ownerGone {
-                reclaim(CollectionOfOne(node.handle))
-                break
+            var delivered = 0
+            for entry in replay {
+                let outcome = node.deliver(event: entry.event)
+                // Ended or owner gone: the rest would not be delivered either.
+                guard outcome.isReached else {
+                    if outcome == .ownerGone { reclaim(CollectionOfOne(node.handle)) }
+                    break
+                }
+                delivered += 1
             }
+            if replay.contains(where: \.takeOnce) { settleReplay(replay, delivered: delivered) }
         }
         return node.map { EventToken($0.handle, in: self) } ?? .inert
+    }
+
+    /// After a synchronous replay of `replay`, whose first `delivered` entries were delivered:
+    /// settles the `.untilDelivered` entries it held (see `StickyStore`): let go of if delivered,
+    /// kept for the next taker otherwise.
+    private func settleReplay<E: Sendable>(_ replay: [StickyStore<E>.Entry], delivered: Int) {
+        var released: [StickyStore<E>.Entry] = []
+        withIndex { index, _ in
+            for (i, entry) in replay.enumerated() where entry.takeOnce {
+                index.settleSticky(
+                    E.self, key: entry.key, sequence: entry.sequence, received: i < delivered, released: &released)
+            }
+        }
+        _ = consume released  // released here, with no lock held
+    }
+
+    /// After a dispatch that held its `.untilDelivered` event `sequence` (see `StickyStore`): keeps
+    /// it for a taker if the dispatch reached nobody (`received` false), lets go of it otherwise.
+    @inline(never)
+    private func settleSticky<E: Sendable>(_: E.Type, key: String?, sequence: UInt64, received: Bool) {
+        var released: [StickyStore<E>.Entry] = []
+        withIndex { index, _ in
+            index.settleSticky(E.self, key: key, sequence: sequence, received: received, released: &released)
+        }
+        _ = consume released  // released here, with no lock held
     }
 
     func remove(_ subscription: SubscriptionHandle, reason: TraceRecord.Ended.Reason) {
@@ -370,6 +414,9 @@ final class SubscriptionIndex: SubscriptionContainer {
             var sweep = SweepBatch()
             // Whether to report a dead event (1), whether to trace (2): read with the lock held.
             var reports: UInt8 = 0
+            // The sequence of the `.untilDelivered` event held until this dispatch has delivered it
+            // (0: none): kept if it reached nobody, whatever the subscribers found at the start.
+            var held: UInt64 = 0
             let route: Route = withIndex { index, retired in
                 index.tick(.dispatch, times: ticks, sweep: &sweep, retired: &retired)
                 // A sticky dispatch is never a dead event.
@@ -392,11 +439,11 @@ final class SubscriptionIndex: SubscriptionContainer {
                     plan.start(in: bucket, key: key, lastID: index.lastID, index: &index, retired: &retired)
                     if let sticky {
                         // A supertype's subscriber receiving it counts too.
-                        let received =
+                        let mayBeReceived =
                             supertypes == nil
                             ? plan.foundSubscribers : index.receives(key, in: bucket, orIn: sticky.supertypeIDs)
-                        index.storeSticky(
-                            event, key: key, policy: sticky.policy, received: received, in: bucket,
+                        held = index.storeSticky(
+                            event, key: key, policy: sticky.policy, mayBeReceived: mayBeReceived, in: bucket,
                             retired: &retired)
                     }
                     return supertypes == nil ? .plan : .planThenSupertypes(found)
@@ -422,6 +469,7 @@ final class SubscriptionIndex: SubscriptionContainer {
             case .nothing:
                 break
             }
+            if held != 0 { settleSticky(E.self, key: key, sequence: held, received: tally.reached > 0) }
             sweep.check(in: self)
             if reports != 0 { report(reports, event, key: key, tally, sticky: sticky) }
             return tally
@@ -598,6 +646,9 @@ final class SubscriptionIndex: SubscriptionContainer {
 
     /// The number of event types with a bucket (tests of bucket removal).
     var bucketCount: Int { withIndex { index, _ in index.bucketCount } }
+
+    /// The number of items in the sticky events' expiry queue (tests of its bound).
+    var stickyExpiryCount: Int { withIndex { index, _ in index.expiryCount } }
 
     /// Ends every subscription (the bus is being deallocated): queued deliveries will not start.
     /// Tokens and enqueued deliveries may keep the emptied index alive after the bus: it lets go

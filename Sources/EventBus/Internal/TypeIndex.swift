@@ -78,10 +78,11 @@ struct TypeIndex {
     var handlerErrorHandler: (@Sendable (HandlerError) -> Void)?
 
     // Sticky events: the clock of their TTL, their counter (orders them across keys), and the
-    // queue of those with a TTL, which the sweep empties as they expire.
+    // queue of the slots with a TTL event (one item each, kept in step by their stores), which the
+    // sweep empties as they expire.
     let clock: StickyClock
     private var stickySequence: UInt64 = 0
-    private var expiries = ExpiryQueue()
+    private let expiries = ExpiryQueue()
     /// Sticky events kept on the bus (expired ones until they are let go of).
     private(set) var stickyCount = 0
 
@@ -207,6 +208,9 @@ struct TypeIndex {
     /// The number of buckets (for tests of bucket removal).
     var bucketCount: Int { buckets.count }
 
+    /// The number of items in the expiry queue (for tests of its bound).
+    var expiryCount: Int { expiries.count }
+
     /// Queues `bucket` for removal if it just became empty.
     private mutating func noteMaybeEmpty(_ bucket: Bucket) {
         guard bucket.isRemovable, bucket.emptySince == nil else { return }
@@ -252,7 +256,9 @@ struct TypeIndex {
     mutating func tick(_ work: Work, times: Int = 1, sweep: inout SweepBatch, retired: inout Retired) {
         operations &+= UInt64(times)
         if emptyBucketsHead < emptyBuckets.count { removeOneEmptyBucket(retired: &retired) }
-        if !expiries.isEmpty { expireSticky(limit: 2, retired: &retired) }
+        // A queued item is a kept event's, so counted: no sticky event, no look at the queue (a
+        // load fewer for every operation of a bus without any).
+        if stickyCount != 0 && !expiries.isEmpty { expireSticky(limit: 2, retired: &retired) }
         guard ownedCount > 0 else { return }
         sweepCredit += work.rawValue * times
         while sweepCredit >= 8 && !sweep.isFull {
@@ -569,32 +575,45 @@ struct TypeIndex {
     }
 
     /// Keeps the event at `event` (of `bucket`'s type, key `key`) as `policy` says; the events it
-    /// replaces are released after unlocking. `received`: whether the dispatch found a live subscriber (for
-    /// `.untilDelivered`). Not inlined: the plain dispatch path stays free of the store's generic
-    /// types (their metadata look-ups would cost every dispatch).
+    /// replaces are released after unlocking. `mayBeReceived`: whether the dispatch found a live
+    /// subscriber; an `.untilDelivered` event is then held until the dispatch, once delivered,
+    /// settles it (``settleSticky(_:key:sequence:received:released:)``), and its sequence is
+    /// returned (0 otherwise). Not inlined: the plain dispatch path stays free of the store's
+    /// generic types (their metadata look-ups would cost every dispatch).
     @inline(never)
     mutating func storeSticky<E: Sendable>(
-        _ event: UnsafePointer<E>, key: String?, policy: StickyPolicy, received: Bool, in bucket: Bucket,
+        _ event: UnsafePointer<E>, key: String?, policy: StickyPolicy, mayBeReceived: Bool, in bucket: Bucket,
         retired: inout Retired
-    ) {
+    ) -> UInt64 {
         let store: StickyStore<E>
         if let sticky = bucket.sticky {
             // unsafeDowncast: as in `stickyStore(of:)`.
             store = unsafeDowncast(sticky, to: StickyStore<E>.self)
         } else {
-            store = StickyStore<E>()
+            store = StickyStore<E>(expiries: expiries)
             bucket.sticky = store
         }
         stickySequence += 1
         let now = clock.now
         let before = store.count
         let replaced = store.store(
-            event.pointee, key: key, policy: policy, sequence: stickySequence, now: now, received: received)
+            event.pointee, key: key, policy: policy, sequence: stickySequence, now: now, mayBeReceived: mayBeReceived)
         stickyCount += store.count - before
-        if case .latestWithTTL(let ttl) = policy.kind, !now.addingReportingOverflow(ttl).overflow {
-            expiries.push(.init(expiry: now + ttl, typeID: bucket.typeID, key: key, sequence: stickySequence))
-        }
         if !replaced.isEmpty { retired.add(ReleasedLater(replaced)) }
+        guard case .untilDelivered = policy.kind, mayBeReceived else { return 0 }
+        return stickySequence
+    }
+
+    /// Settles the held `.untilDelivered` event `sequence` of `E` and `key` once its delivery is
+    /// over: let go of (into `released`) if the delivery reached someone (`received`), kept for
+    /// the next taker otherwise; nothing if a later sticky dispatch or a removal let go of it
+    /// first. See `StickyStore`.
+    mutating func settleSticky<E: Sendable>(
+        _: E.Type, key: String?, sequence: UInt64, received: Bool, released: inout [StickyStore<E>.Entry]
+    ) {
+        withStickyStore(of: E.self) { store, _ in
+            store.settle(key: key, sequence: sequence, received: received, released: &released)
+        }
     }
 
     /// Runs `body` on `E`'s sticky store (if any) and the time, then accounts for what it removed
@@ -622,20 +641,29 @@ struct TypeIndex {
         stickyCount = 0
     }
 
-    /// Lets go of up to `limit` sticky events whose TTL has passed.
+    /// Takes up to `limit` steps of letting go of the sticky events whose TTL has passed: each
+    /// lets go of one, or moves the queue item of one whose deadline a later dispatch postponed.
+    /// O(log n) a step, n being the slots with a TTL event.
     mutating func expireSticky(limit: Int, retired: inout Retired) {
         let now = clock.now
         for _ in 0..<limit {
-            guard let item = expiries.popExpired(now: now) else { return }
+            let item: ExpiryQueue.Item
+            switch expiries.popDue(now: now) {
+            case .none: return
+            case .postponed: continue
+            case .expired(let expired): item = expired
+            }
             guard let bucket = buckets[item.typeID], let sticky = bucket.sticky else { continue }
             let before = sticky.count
-            if let removed = sticky.expire(key: item.key, sequence: item.sequence, now: now) { retired.add(removed) }
+            if let removed = sticky.expire(item, now: now) { retired.add(removed) }
             stickyCount += sticky.count - before
             noteMaybeEmpty(bucket)
         }
     }
 
-    /// Lets go of every sticky event whose TTL has passed (amortised: each was queued once).
+    /// Lets go of every sticky event whose TTL has passed: one step per slot whose item is due at
+    /// most (a postponed item moves past `now`). Amortised: each such step follows a dispatch that
+    /// queued or postponed the item.
     mutating func expireAllDueSticky(retired: inout Retired) {
         expireSticky(limit: expiries.count, retired: &retired)
     }

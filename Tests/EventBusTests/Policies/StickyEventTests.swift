@@ -109,6 +109,58 @@ struct StickyEventTests {
         #expect(quiet.takeSticky(User.self) == nil)
     }
 
+    @Test(".untilDelivered whose only subscribers' owners are gone (not yet swept) is kept, as a dead event would be")
+    func untilDeliveredToDeadOwners() {
+        final class Owner: Sendable {}
+        let bus = EventBus()
+        let dead = Shared<[String]>([])
+        bus.deadEventHandler = { event in dead.append((event.event as? User)?.name ?? "?") }
+        var owner: Owner? = Owner()
+        _ = bus.on(User.self).freeWith(owner!).next { _, _ in }
+        _ = bus.on(User.self).ofType("7").monitor().freeWith(owner!).next { _, _ in }
+        owner = nil  // gone, but its subscriptions are still linked: the sweep has not reached them
+        bus.dispatch(User(name: "plain"))
+        #expect(dead.value == ["plain"], "the same situation without sticky: is a dead event")
+
+        var again: Owner? = Owner()
+        _ = bus.on(User.self).freeWith(again!).next { _, _ in }
+        again = nil
+        bus.dispatch(User(name: "pending"), sticky: .untilDelivered)
+        #expect(bus.stickyCount == 1, "nobody received it, so it is kept")
+        #expect(bus.sticky(User.self)?.name == "pending")
+        let got = Shared<[String]>([])
+        _ = bus.on(User.self).replayingSticky().next { got.append($0.name) }
+        #expect(got.value == ["pending"])
+        #expect(bus.stickyCount == 0)
+        #expect(dead.value == ["plain"], "a sticky dispatch is never dead")
+    }
+
+    @Test(".untilDelivered to gone owners racing 7 replaying subscribers: received (once each) or kept, never lost")
+    func untilDeliveredToDeadOwnersRacingReplays() {
+        final class Owner: Sendable {}
+        for round in 0..<50 {
+            let bus = EventBus()
+            var owner: Owner? = Owner()
+            _ = bus.on(User.self).freeWith(owner!).next { _, _ in }
+            owner = nil
+            let received = Shared<[Int: Int]>([:])
+            let finished = concurrently(8) { thread in
+                if thread == 0 {
+                    bus.dispatch(User(name: "once \(round)"), sticky: .untilDelivered)
+                } else {
+                    _ = bus.on(User.self).replayingSticky().next { _ in
+                        received.withLock { $0[thread, default: 0] += 1 }
+                    }
+                }
+            }
+            #expect(finished)
+            // Live to those subscribed before the dispatch started, or replayed to one of the others.
+            #expect(received.value.values.allSatisfy { $0 == 1 }, "round \(round): \(received.value)")
+            let kept = bus.stickyCount
+            #expect(received.value.isEmpty ? kept == 1 : kept == 0, "round \(round): \(received.value), \(kept) kept")
+        }
+    }
+
     @Test(".untilDelivered with 8 threads subscribing at once: exactly one gets it")
     func untilDeliveredOneTaker() {
         for round in 0..<20 {

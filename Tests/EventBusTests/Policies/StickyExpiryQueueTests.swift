@@ -113,7 +113,7 @@ struct StickyExpiryQueueTests {
 
     @Test("Random dispatches, removals, takes and clock steps on 20 keys: one item per key with a TTL event")
     func randomOperations() {
-        var random = SplitMix(seed: 0x5EED)
+        var random = SplitMix64(seed: 0x5EED)
         let clock = ManualEventClock()
         let bus = EventBus(clock: clock)
         // The model: per key, the kept events' deadlines (nil: none), oldest first.
@@ -151,18 +151,5 @@ struct StickyExpiryQueueTests {
             let withTTL = model.values.filter { $0.contains { $0 != nil } }.count
             #expect(bus.index.stickyExpiryCount == withTTL, "step \(step)")
         }
-    }
-}
-
-/// A small deterministic random number generator (SplitMix64).
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

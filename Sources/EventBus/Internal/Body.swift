@@ -67,6 +67,11 @@ struct Outcome: Equatable {
     /// The owner is gone: nothing ran, and the subscription is to be reclaimed.
     static var ownerGone: Outcome { Outcome(bits: 8) }
 
-    /// Whether the delivery started or was enqueued: what a dispatch counts as reaching someone.
-    var isReached: Bool { bits & 1 != 0 }
+    /// 1 if the delivery started or was enqueued, what a dispatch counts as reaching someone; else
+    /// 0 (a count with no branch).
+    @inline(__always)
+    var reached: Int { Int(bits & 1) }
+
+    /// Whether the delivery reached someone (``reached`` is 1).
+    var isReached: Bool { reached != 0 }
 }

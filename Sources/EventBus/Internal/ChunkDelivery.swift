@@ -27,7 +27,7 @@ struct ChunkDelivery {
     /// (`delivered`) with no branch (see ``Outcome``).
     @inline(__always)
     mutating func count(_ outcome: Outcome, at slot: ChunkSlot) {
-        reached &+= Int(outcome.bits & 1)
+        reached &+= outcome.reached
         guard outcome.bits > 1 else { return }
         switch outcome {
         case .enqueued: enqueued &+= 1

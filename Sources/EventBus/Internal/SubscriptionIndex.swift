@@ -179,32 +179,31 @@ final class SubscriptionIndex: SubscriptionContainer {
                 }
                 delivered += 1
             }
-            if replay.contains(where: \.takeOnce) { settleReplay(replay, delivered: delivered) }
+            if replay.contains(where: \.takeOnce) {
+                // The first `delivered` entries reached the subscriber; the rest did not.
+                let held = replay.enumerated().lazy.filter(\.element.takeOnce).map {
+                    (key: $0.element.key, sequence: $0.element.sequence, received: $0.offset < delivered)
+                }
+                settleHeld(E.self, held)
+            }
         }
         return node.map { EventToken($0.handle, in: self) } ?? .inert
     }
 
-    /// After a synchronous replay of `replay`, whose first `delivered` entries were delivered:
-    /// settles the `.untilDelivered` entries it held (see `StickyStore`): let go of if delivered,
-    /// kept for the next taker otherwise.
-    private func settleReplay<E: Sendable>(_ replay: [StickyStore<E>.Entry], delivered: Int) {
-        var released: [StickyStore<E>.Entry] = []
-        withIndex { index, _ in
-            for (i, entry) in replay.enumerated() where entry.takeOnce {
-                index.settleSticky(
-                    E.self, key: entry.key, sequence: entry.sequence, received: i < delivered, released: &released)
-            }
-        }
-        _ = consume released  // released here, with no lock held
-    }
-
-    /// After a dispatch that held its `.untilDelivered` event `sequence` (see `StickyStore`): keeps
-    /// it for a taker if the dispatch reached nobody (`received` false), lets go of it otherwise.
+    /// After a dispatch or a synchronous replay that held `.untilDelivered` events of `E` (see
+    /// `StickyStore`), in one critical section: keeps each for a taker if its delivery reached
+    /// nobody (`received` false), lets go of it otherwise. Not inlined: the dispatch path stays
+    /// free of the store's generic types.
     @inline(never)
-    private func settleSticky<E: Sendable>(_: E.Type, key: String?, sequence: UInt64, received: Bool) {
+    private func settleHeld<E: Sendable>(
+        _: E.Type, _ held: some Sequence<(key: String?, sequence: UInt64, received: Bool)>
+    ) {
         var released: [StickyStore<E>.Entry] = []
         withIndex { index, _ in
-            index.settleSticky(E.self, key: key, sequence: sequence, received: received, released: &released)
+            for entry in held {
+                index.settleSticky(
+                    E.self, key: entry.key, sequence: entry.sequence, received: entry.received, released: &released)
+            }
         }
         _ = consume released  // released here, with no lock held
     }
@@ -469,7 +468,9 @@ final class SubscriptionIndex: SubscriptionContainer {
             case .nothing:
                 break
             }
-            if held != 0 { settleSticky(E.self, key: key, sequence: held, received: tally.reached > 0) }
+            if held != 0 {
+                settleHeld(E.self, CollectionOfOne((key: key, sequence: held, received: tally.reached > 0)))
+            }
             sweep.check(in: self)
             if reports != 0 { report(reports, event, key: key, tally, sticky: sticky) }
             return tally

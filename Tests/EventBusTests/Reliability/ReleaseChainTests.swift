@@ -85,5 +85,6 @@ struct ReleaseChainTests {
             if await events.next() == nil { ended += 1 }
         }
         #expect(ended == Self.run)
+        print("ReleaseChain: purge() reclaimed \(Self.run) owner-bound streams of dead owners; \(ended) finished")
     }
 }

@@ -5,11 +5,19 @@
 // Shape learned from swift-nio's `NIOLock` and swift-async-algorithms' `Locking.swift`: the mutex
 // is tail-allocated in a `ManagedBuffer` (never a plain stored property, which Swift may move),
 // and debug builds trap with a clear message on a re-entrant `lock()` instead of deadlocking.
+// - Darwin: `os_unfair_lock`, as swift-async-algorithms' `Locking.swift` uses: no destruction, a
+//   waiter lends its priority to the holder, and the system traps a re-entrant lock itself
+//   ("Trying to recursively lock an os_unfair_lock").
 // - Linux: a futex word (the shim's `eventbus_lock`: Rust's standard library's mutex, which is
 //   glibc's default mutex with a short spin before sleeping, its uncontended lock and unlock
 //   inline, one atomic instruction each); debug builds also record the holding thread, to catch
-//   a re-entrant lock.
-// - Darwin and other Unix systems: a `pthread_mutex_t`, error-checking in debug builds.
+//   a re-entrant lock. Why not `pthread_mutex_t`: it costs every bus operation a call into libc
+//   each way (callgrind, when the futex word replaced it: publish to one subscriber 744 → 685
+//   instructions, subscribe + dispose 2,324 → 2,210). Why it is fair enough: the waiter's spin
+//   lets it in between two critical sections of a thread that churns (EventBusLatency: another
+//   thread's p99 wait 40 µs without the spin, 3 µs with), and `LockTests.waiterIsNotStarved`
+//   bounds the longest wait.
+// - Other Unix systems: a `pthread_mutex_t`, error-checking in debug builds.
 // - Windows: an `SRWLOCK`, as in `NIOLock`: it needs no destruction and has no error-checking mode
 //   (a re-entrant lock deadlocks there). Written to the WinSDK API but not built in CI (see the
 //   README's platform table).
@@ -66,6 +74,9 @@ package struct Locked<State>: @unchecked Sendable {
 #if os(Windows)
     /// The platform's mutex: a slim reader/writer lock, taken exclusively.
     typealias LockPrimitive = SRWLOCK
+#elseif canImport(Darwin)
+    /// The platform's mutex: an unfair lock (see the file's comment).
+    typealias LockPrimitive = os_unfair_lock
 #elseif os(Linux) || os(Android)
     /// The platform's mutex: a futex word (see the file's comment).
     struct LockPrimitive {
@@ -90,6 +101,8 @@ final class LockStorage<State>: ManagedBuffer<State, LockPrimitive> {
         storage.withUnsafeMutablePointerToElements { mutex in
             #if os(Windows)
                 InitializeSRWLock(mutex)
+            #elseif canImport(Darwin)
+                mutex.initialize(to: os_unfair_lock())
             #elseif os(Linux) || os(Android)
                 mutex.initialize(to: LockPrimitive())
             #else
@@ -108,7 +121,8 @@ final class LockStorage<State>: ManagedBuffer<State, LockPrimitive> {
     }
 
     deinit {
-        #if !os(Windows) && !os(Linux) && !os(Android)  // an SRWLOCK or a futex word needs no destruction
+        // An SRWLOCK, an os_unfair_lock or a futex word needs no destruction.
+        #if !os(Windows) && !canImport(Darwin) && !os(Linux) && !os(Android)
             withUnsafeMutablePointerToElements { mutex in
                 let error = pthread_mutex_destroy(mutex)
                 precondition(error == 0, "pthread_mutex_destroy failed: \(error)")
@@ -123,6 +137,9 @@ final class LockStorage<State>: ManagedBuffer<State, LockPrimitive> {
             #if os(Windows)
                 AcquireSRWLockExclusive(mutex)
                 defer { ReleaseSRWLockExclusive(mutex) }
+            #elseif canImport(Darwin)
+                os_unfair_lock_lock(mutex)
+                defer { os_unfair_lock_unlock(mutex) }
             #elseif os(Linux) || os(Android)
                 let raw = UnsafeMutableRawPointer(mutex)
                 let word = (raw + MemoryLayout<LockPrimitive>.offset(of: \.word)!).assumingMemoryBound(to: Int32.self)

@@ -5,7 +5,7 @@ import Testing
 
 /// The mutex every shared structure of the bus uses (`Locked`): on Linux a futex word taken and
 /// released inline, the kernel only asked when threads contend.
-@Suite("Lock: the bus's mutex excludes, wakes its waiters, and refuses re-entrance")
+@Suite("Lock: the bus's mutex excludes, wakes its waiters, lets a waiter in, and refuses re-entrance")
 struct LockTests {
     /// A counter that is not atomic: only the lock keeps its increments from being lost.
     final class Counter: @unchecked Sendable {
@@ -64,6 +64,51 @@ struct LockTests {
         release.signal()
         #expect(done.wait(timeout: .now() + defaultTimeout) == .success)
         #expect(lock.withLock { $0 } == 11)
+    }
+
+    /// Whether the lock starves a waiter: on Linux it is a futex word with no queue of its own
+    /// (`Lock.swift` says why it is kept), so a thread that takes it back right after releasing it
+    /// could win again and again. A waiter spins briefly before it sleeps, which lets it in while
+    /// the holder is between two critical sections (EventBusLatency's churn phase measures the
+    /// wait's distribution; this test bounds the longest one).
+    @Test("A thread waiting for the lock gets it within a bounded wait while another takes it in a tight loop")
+    func waiterIsNotStarved() {
+        let lock = Locked(0)
+        let stop = Locked(false)
+        let churned = Shared(0)
+        let churning = DispatchSemaphore(value: 0)
+        Thread.detach {
+            var rounds = 0
+            churning.signal()
+            // Takes and releases the lock with no pause between, as a thread subscribing and
+            // disposing in a loop does.
+            while !stop.withLock({ $0 }) {
+                for _ in 0..<64 { lock.withLock { $0 &+= 1 } }
+                rounds += 64
+            }
+            churned.increment(by: rounds)
+        }
+        #expect(churning.wait(timeout: .now() + defaultTimeout) == .success)
+        let attempts = 2_000
+        var longest: UInt64 = 0
+        var total: UInt64 = 0
+        for _ in 0..<attempts {
+            let asked = DispatchTime.now().uptimeNanoseconds
+            lock.withLock { $0 &+= 1 }
+            let waited = DispatchTime.now().uptimeNanoseconds - asked
+            longest = max(longest, waited)
+            total += waited
+        }
+        stop.withLock { $0 = true }
+        #expect(waitUntil { churned.value > 0 })
+        print(
+            "lock fairness: \(attempts) acquisitions beside \(churned.value) by a churning thread; "
+                + "mean wait \(total / UInt64(attempts) / 1_000) µs, longest \(longest / 1_000) µs")
+        // A liveness bound, not a performance goal (that lives in EventBusLatency): far above a
+        // preempted thread's wait on a loaded machine, far below a starved waiter's (as long as
+        // the other thread churns).
+        #expect(longest < 200_000_000, "a waiter waited \(longest / 1_000_000) ms for the lock")
+        #expect(churned.value > 0)
     }
 
     #if DEBUG

@@ -3,7 +3,7 @@ import EventBus
 import EventBusTesting
 import Testing
 
-@Suite("EventBusTesting under Swift Testing")
+@Suite("EventBusTesting under Swift Testing", .tags(.stress))
 struct EventBusTestingTests {
     @Test("record keeps every event of its type in dispatch order, and stops when disposed")
     func recordKeepsOrder() {

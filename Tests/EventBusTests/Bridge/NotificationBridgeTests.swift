@@ -32,7 +32,7 @@ private struct BridgeFixture {
     }
 }
 
-@Suite("NotificationCenter → bus")
+@Suite("NotificationCenter → bus", .tags(.stress))
 struct NotificationToBusTests {
     @Test("a posted notification reaches every subscriber to its name once, through one observer")
     func oneObserverPerName() {
@@ -287,7 +287,7 @@ struct NotificationToBusTests {
     }
 }
 
-@Suite("bus → NotificationCenter")
+@Suite("bus → NotificationCenter", .tags(.stress))
 struct BusToNotificationTests {
     @Test("dispatching a notification posts it: legacy observers and bus subscribers get it once")
     func dispatchPostsOnce() {
@@ -352,7 +352,7 @@ private enum Connectivity: Event, Equatable {
     case online, offline
 }
 
-@Suite("Typed notification bridging")
+@Suite("Typed notification bridging", .tags(.stress))
 struct TypedBridgeTests {
     @Test("a converter feeds typed subscribers from legacy posts; nil is skipped and reported")
     func inbound() {

@@ -69,7 +69,7 @@ struct MainActorChainHandleTests {
             ]
         }
         #expect(onAnotherThread { for id in 0..<6 { cell.post(BackTapped(id: id)) } })
-        #expect(waitUntil { log.value.count == 9 })
+        #expect(await waitUntil { log.value.count == 9 })
         #expect(
             log.value == [
                 "monitor 0", "root 1", "monitor 1", "monitor 2", "root 3", "monitor 3", "monitor 4", "root 5",

@@ -140,16 +140,6 @@ enum AsyncWait {
             }
         }
     }
-
-    /// Polls `condition` (suspending 1 ms between checks) until it holds or `seconds` pass.
-    static func until(within seconds: UInt64 = 10, _ condition: @Sendable () -> Bool) async -> Bool {
-        let deadline = DispatchTime.now().uptimeNanoseconds + seconds * 1_000_000_000
-        while !condition() {
-            if DispatchTime.now().uptimeNanoseconds > deadline { return false }
-            try? await Task.sleep(nanoseconds: 1_000_000)
-        }
-        return true
-    }
 }
 
 /// Fixtures of the concurrency suites.

@@ -6,7 +6,7 @@ import Testing
 
 /// `bus.events(of:)` and `maker.events()`: what a stream yields, when its bus subscription ends,
 /// and what its buffer does when the consumer falls behind.
-@Suite("Event streams")
+@Suite("Event streams", .tags(.stress))
 struct EventStreamTests {
     @Test("a stream yields every event dispatched after the call, in dispatch order, and nothing from before")
     func orderAndStart() async {
@@ -17,7 +17,7 @@ struct EventStreamTests {
         let seen = await AsyncWait.value { await consumer.value }
         #expect(seen?.map(\.seq) == Array(0..<1_000))
         // The consuming task holds the stream until it completes; then the subscription ends.
-        #expect(await AsyncWait.until { bus.subscriptionCount == 0 }, "the consumer stopped (break after the limit)")
+        #expect(await waitUntil { bus.subscriptionCount == 0 }, "the consumer stopped (break after the limit)")
     }
 
     @Test("events from 4 threads reach a stream exactly once each, in per-thread order")
@@ -42,7 +42,7 @@ struct EventStreamTests {
         }
         #expect(outOfOrder == 0)
         #expect(next == [Int](repeating: perThread, count: threads))
-        #expect(await AsyncWait.until { bus.subscriptionCount == 0 })
+        #expect(await waitUntil { bus.subscriptionCount == 0 })
         print("Event stream: \(seen.count) events from \(threads) threads into 1 stream, \(outOfOrder) out of order")
     }
 
@@ -54,7 +54,7 @@ struct EventStreamTests {
         let received = Shared(0)
         let consumer = Conc.consume(stream) { _ in received.increment() }
         for seq in 0..<3 { bus.dispatch(Conc.Tick(seq: seq)) }
-        #expect(await AsyncWait.until { received.value == 3 })
+        #expect(await waitUntil { received.value == 3 })
         consumer.cancel()
         let seen = await AsyncWait.value { await consumer.value }
         #expect(seen?.count == 3)
@@ -75,7 +75,7 @@ struct EventStreamTests {
             }
             return seen
         }
-        #expect(await AsyncWait.until { bus.subscriptionCount == 1 })
+        #expect(await waitUntil { bus.subscriptionCount == 1 })
         for seq in 0..<6 { bus.dispatch(Conc.Tick(seq: seq)) }
         let seen = await AsyncWait.value { await consumer.value }
         #expect(seen == [0, 1, 2])
@@ -180,7 +180,7 @@ struct EventStreamTests {
             bus.dispatch(Conc.Tick(seq: seq, key: key))
         }
         #expect(await AsyncWait.value { await consumer.value }?.map(\.seq) == [0, 3, 4])
-        #expect(await AsyncWait.until { bus.subscriptionCount == 0 })
+        #expect(await waitUntil { bus.subscriptionCount == 0 })
     }
 
     @Test("the default buffering is unbounded: a consumer that falls behind gets every event later, in order")
@@ -192,7 +192,7 @@ struct EventStreamTests {
         let consumer = Conc.consume(consume stream, limit: 10_000)
         let seen = await AsyncWait.value { await consumer.value }
         #expect(seen?.map(\.seq) == Array(0..<10_000))
-        #expect(await AsyncWait.until { bus.subscriptionCount == 0 })
+        #expect(await waitUntil { bus.subscriptionCount == 0 })
         print(
             "Event stream buffering: 10000 events dispatched before the consumer started, \(seen?.count ?? 0) received in order"
         )
@@ -209,7 +209,7 @@ struct EventStreamTests {
         let oldestConsumer = Conc.consume(consume oldest, limit: 3)
         #expect(await AsyncWait.value { await newestConsumer.value }?.map(\.seq) == [97, 98, 99])
         #expect(await AsyncWait.value { await oldestConsumer.value }?.map(\.seq) == [0, 1, 2])
-        #expect(await AsyncWait.until { bus.subscriptionCount == 0 })
+        #expect(await waitUntil { bus.subscriptionCount == 0 })
     }
 
     @Test("a stream consumed on the main actor sees events dispatched from background threads")

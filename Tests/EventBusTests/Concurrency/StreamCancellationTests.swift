@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 
 @testable import EventBus  // test helpers only (Shared, AsyncWait); the bus is used through its public API
@@ -6,7 +7,7 @@ import Testing
 /// subscription (DESIGN §4): once `cancel()` has returned, no event dispatched afterwards reaches
 /// the consumer — even one that was busy in its loop body when it was cancelled, and so was not
 /// waiting in `next()`.
-@Suite("Event streams: cancellation of a busy consumer")
+@Suite("Event streams: cancellation of a busy consumer", .tags(.stress))
 struct StreamCancellationTests {
     struct Tick: Event {
         var seq: Int
@@ -60,7 +61,7 @@ struct StreamCancellationTests {
             return received
         }
         bus.dispatch(Tick(seq: 0, key: key))
-        guard await AsyncWait.until(within: 10, { busy.value }) else {
+        guard await waitUntil(timeout: .seconds(10), { busy.value }) else {
             release.open()
             consumer.cancel()
             return nil
@@ -72,7 +73,7 @@ struct StreamCancellationTests {
         release.open()
         let received = await AsyncWait.value(within: 10) { await consumer.value }
         #expect(
-            await AsyncWait.until(within: 10) { bus.subscriptionCount == 0 },
+            await waitUntil(timeout: .seconds(10)) { bus.subscriptionCount == 0 },
             "the cancelled stream's subscription ended")
         return received
     }

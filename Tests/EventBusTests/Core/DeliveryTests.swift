@@ -76,7 +76,7 @@ struct DeliveryTests {
             log.append("background returned")
         }
         #expect(enqueued)
-        #expect(waitUntil { log.value.count == 4 })
+        #expect(await waitUntil { log.value.count == 4 })
         #expect(
             Set(log.value.suffix(2)) == ["background returned", "2 main=true"], "enqueued, then run on the main queue")
     }

@@ -3,7 +3,7 @@ import Testing
 
 @testable import EventBus
 
-@Suite("Tracing: typed records after unlocking")
+@Suite("Tracing: typed records after unlocking", .tags(.stress))
 struct TracerTests {
     struct Login: Event { let userID: String }
     struct Failure: Error {}

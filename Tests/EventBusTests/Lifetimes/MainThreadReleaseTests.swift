@@ -20,7 +20,7 @@ import Testing
 /// "On the main queue" is decided here without the library's internals: a block of the main queue
 /// carries this file's own queue-specific value (on Linux under `swift test` the main queue is
 /// drained by a pool thread, not the process's main thread: see `MainQueue` in ConcurrencySupport).
-@Suite("Lifetimes: main-actor owners are deallocated on the main queue")
+@Suite("Lifetimes: main-actor owners are deallocated on the main queue", .tags(.stress))
 struct MainThreadReleaseTests {
     /// What the background thread dispatches: nothing subscribes to it.
     struct Unrelated: Event {}
@@ -124,7 +124,7 @@ struct MainThreadReleaseTests {
         let total = Self.rounds * Self.ownersPerRound
         // Deinits the bus deferred to the main queue run there soon.
         #expect(
-            await AsyncWait.until { record.deinits.value == total },
+            await waitUntil { record.deinits.value == total },
             "\(record.deinits.value) of \(total) owners were deinitialized")
         #expect(
             record.offMainQueue.value == 0,

@@ -2,7 +2,7 @@ import EventBus
 import Testing
 
 /// DESIGN §7: supertypes without reflection.
-@Suite("Policies: supertypes")
+@Suite("Policies: supertypes", .tags(.stress))
 struct SupertypeTests {
     protocol ChatActivity: Sendable { var room: String { get } }
     protocol Loud: Sendable {}

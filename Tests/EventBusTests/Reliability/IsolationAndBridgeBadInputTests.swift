@@ -11,7 +11,7 @@ extension Notification.Name {
 
 /// Battery item 7 (DESIGN.md §8) for the NotificationCenter bridge, main-actor subscribers and
 /// event streams: no input crashes the library; each misuse has the documented outcome.
-@Suite("Reliability: bad input (isolation and bridge paths)")
+@Suite("Reliability: bad input (isolation and bridge paths)", .tags(.stress))
 struct IsolationAndBridgeBadInputTests {
     struct Note: Event {
         let thread: Int
@@ -287,10 +287,10 @@ struct IsolationAndBridgeBadInputTests {
             }
             bus?.dispatch(Note(thread: 0, seq: 0))
             bus = nil
-            let deallocated = await AsyncWait.until { weakBus == nil }
+            let deallocated = await waitUntil { weakBus == nil }
             #expect(deallocated)
             stop.withLock { $0 = true }
-            #expect(await AsyncWait.until { racing.wait(timeout: .now()) == .success })
+            #expect(await waitUntil { racing.wait(timeout: .now()) == .success })
         }
         // Every stream finishes with its bus; every delivery left on the main queue is refused or run.
         var allFinished = true

@@ -147,7 +147,7 @@ func concurrentlyAwaiting(_ count: Int, within seconds: UInt64, _ body: @escapin
             finished.increment()
         }
     }
-    return await AsyncWait.until(within: seconds) { finished.value == count }
+    return await waitUntil(timeout: .seconds(Int(seconds))) { finished.value == count }
 }
 
 /// The first violations a stress test found (at most 10 kept, then "…").

@@ -16,7 +16,7 @@ import Testing
 /// breaking out of its loop (dropping the stream); 2 long-lived streams listen throughout. Each
 /// event carries the clock stamp taken before its dispatch, so a consumer can stop right after a
 /// given time.
-@Suite("Reliability: stream oracle")
+@Suite("Reliability: stream oracle", .tags(.stress))
 struct StreamOracleTests {
     static let dispatchers = 4
     static let churners = 2
@@ -144,10 +144,10 @@ struct StreamOracleTests {
         bus.dispatch(Flow(thread: -1, seq: 0, start: clock.tick()))
         let made = churns.value
         let consumers = longLived.map(\.0) + made.map(\.consumer)
-        let allStopped = await AsyncWait.until(within: 30) { consumers.allSatisfy { $0.finished.value } }
+        let allStopped = await waitUntil(timeout: .seconds(30)) { consumers.allSatisfy { $0.finished.value } }
         #expect(
             allStopped, "\(consumers.filter { !$0.finished.value }.count) of \(consumers.count) consumers did not stop")
-        let countBackToZero = await AsyncWait.until(within: 10) { bus.subscriptionCount == 0 }
+        let countBackToZero = await waitUntil(timeout: .seconds(10)) { bus.subscriptionCount == 0 }
         #expect(
             countBackToZero,
             "\(bus.subscriptionCount) stream subscriptions still registered after all consumers stopped")

@@ -31,13 +31,26 @@ extension Shared where Value == Int {
     func increment(by amount: Int = 1) { withLock { $0 += amount } }
 }
 
-/// Polls `condition` until it is true or `timeout` passes; returns whether it became true.
+/// Polls `condition` every millisecond until it is true or `timeout` passes; returns whether it
+/// became true. The suite's one polling helper: blocking here, suspending in its async form below.
 @discardableResult
 func waitUntil(timeout: DispatchTimeInterval = defaultTimeout, _ condition: () -> Bool) -> Bool {
     let deadline = DispatchTime.now() + timeout
     while !condition() {
         if DispatchTime.now() > deadline { return false }
         usleepMilliseconds(1)
+    }
+    return true
+}
+
+/// ``waitUntil(timeout:_:)`` for async tests: suspends between checks, so that the main actor and
+/// the cooperative pool stay free to run what the test waits for.
+@discardableResult
+func waitUntil(timeout: DispatchTimeInterval = defaultTimeout, _ condition: () -> Bool) async -> Bool {
+    let deadline = DispatchTime.now() + timeout
+    while !condition() {
+        if DispatchTime.now() > deadline { return false }
+        try? await Task.sleep(nanoseconds: 1_000_000)
     }
     return true
 }

@@ -1,0 +1,209 @@
+import Dispatch
+import Testing
+
+@_spi(Integrations) @testable import EventBus
+
+/// Every subscriber option, in every combination, on every subscription shape: a shape with a fast
+/// path of its own (the plain `next { }`, the queued one, the owner-bound one, main-actor delivery)
+/// cannot silently ignore an option, because each option's effect is checked here on each shape,
+/// both in what introspection says and in what a dispatch does.
+///
+/// A new option or shape is added to `Option` or `Shape` below (CONTRIBUTING.md's recipe says so).
+@Suite("Subscriber options: each option takes effect on every subscription shape")
+@MainActor
+struct OptionsByShapeTests {
+    /// The maker steps that keep a shape: each one's effect is checked on every shape.
+    struct Option: OptionSet, CustomStringConvertible {
+        let rawValue: Int
+        static let key = Option(rawValue: 1)  // ofType("k")
+        static let high = Option(rawValue: 2)  // priority(.high)
+        static let monitor = Option(rawValue: 4)  // monitor()
+        static let replay = Option(rawValue: 8)  // replayingSticky()
+        static let isInternal = Option(rawValue: 16)  // markedInternal()
+        static let all: [Option] = [.key, .high, .monitor, .replay, .isInternal]
+
+        /// Every combination of the options.
+        static var combinations: [Option] { (0..<(1 << all.count)).map { Option(rawValue: $0) } }
+
+        var description: String {
+            let names = ["key", "high", "monitor", "replay", "internal"]
+            let chosen = Self.all.indices.filter { contains(Self.all[$0]) }.map { names[$0] }
+            return chosen.isEmpty ? "none" : chosen.joined(separator: "+")
+        }
+    }
+
+    /// A subscription's shape: how it is delivered, whether it has an owner, and how it finishes.
+    struct Shape: CustomStringConvertible {
+        enum Delivery: CaseIterable { case synchronous, queue, mainActor }
+        enum Finish: CaseIterable { case next, throwingNext, handle }
+        let delivery: Delivery
+        let owned: Bool
+        let finish: Finish
+
+        /// Every shape the maker offers (`handle` only where a handler can stop the dispatch: on
+        /// the dispatching thread, not after `monitor()`).
+        static var all: [Shape] {
+            Delivery.allCases.flatMap { delivery in
+                [false, true].flatMap { owned in
+                    Finish.allCases.compactMap { finish in
+                        finish == .handle && delivery != .synchronous
+                            ? nil : Shape(delivery: delivery, owned: owned, finish: finish)
+                    }
+                }
+            }
+        }
+
+        var description: String { "\(delivery)\(owned ? " owned" : "") \(finish)" }
+    }
+
+    /// What the subject's handler and the reference subscriber write to.
+    final class Context: Sendable {
+        let log = Shared<[String]>([])
+        let queue = DispatchQueue(label: "OptionsByShapeTests")
+        func hit(_ event: Chat) { log.append("subject \(event.text)") }
+    }
+
+    final class Owner: Sendable {}
+
+    @Test("each option combination has its effect on each shape")
+    func everyOptionOnEveryShape() {
+        var checked = 0
+        for shape in Shape.all {
+            for options in Option.combinations where !(options.contains(.monitor) && shape.finish == .handle) {
+                check(options, on: shape)
+                checked += 1
+            }
+        }
+        print("options by shape: \(checked) combinations of \(Option.all.count) options on \(Shape.all.count) shapes")
+        #expect(checked == 14 * 32 - 2 * 16)
+    }
+
+    private func check(_ options: Option, on shape: Shape) {
+        let context = Context()
+        let bus = EventBus()
+        let owner = Owner()
+        let label = "\(options) on \(shape)"
+        // The subject's key: events of another key must not reach a keyed subject.
+        let key = options.contains(.key) ? "k" : nil
+        if options.contains(.replay) { bus.dispatch(Chat(room: key, text: "kept"), sticky: .latest) }
+        // A reference subscriber, made first (a normal-priority handler), and one that stops the
+        // dispatches of key "stop".
+        let reference = bus.on(Chat.self).handle { event in
+            context.log.append("reference \(event.text)")
+            return .continue
+        }
+        let stopper = bus.on(Chat.self).ofType("stop").handle { _ in .stop }
+        let token = subscribe(options, shape, bus: bus, owner: owner, context: context)
+        settle(shape, context)
+
+        // Introspection says what the maker chose.
+        let info = bus.subscriptions.first { $0.id != reference.id && $0.id != stopper.id }
+        #expect(info?.keys == (key.map { [$0] } ?? []), "\(label): keys")
+        #expect(info?.priority == (options.contains(.high) ? .high : .normal), "\(label): priority")
+        #expect(info?.isMonitor == options.contains(.monitor), "\(label): monitor")
+        #expect(info?.isInternal == options.contains(.isInternal), "\(label): internal")
+        #expect((info?.ownerType != nil) == shape.owned, "\(label): owner")
+        switch shape.delivery {
+        case .synchronous: #expect(info?.delivery == .synchronous, "\(label): delivery")
+        case .queue: #expect(info?.delivery == .queue(label: "OptionsByShapeTests"), "\(label): delivery")
+        case .mainActor: #expect(info?.delivery == .mainActor, "\(label): delivery")
+        }
+        #expect(bus.subscriptionCount == (options.contains(.isInternal) ? 2 : 3), "\(label): counted")
+
+        // A replaying subject got the kept event when it subscribed, and only then.
+        let replayed = context.log.value.filter { $0 == "subject kept" }.count
+        #expect(replayed == (options.contains(.replay) ? 1 : 0), "\(label): replay")
+        context.log.withLock { $0.removeAll() }
+
+        // Another key reaches the unkeyed subject only.
+        bus.dispatch(Chat(room: "other", text: "other"))
+        settle(shape, context)
+        #expect(context.log.value.contains("subject other") == (key == nil), "\(label): key routing")
+        context.log.withLock { $0.removeAll() }
+
+        // Its own key: the subject runs once, ordered by priority against the reference (on the
+        // dispatching thread, where order within one dispatch is defined).
+        bus.dispatch(Chat(room: key, text: "own"))
+        settle(shape, context)
+        let log = context.log.value
+        #expect(log.filter { $0 == "subject own" }.count == 1, "\(label): delivered once")
+        if shape.delivery != .queue, let subject = log.firstIndex(of: "subject own"),
+            let reference = log.firstIndex(of: "reference own")
+        {
+            // Priority first, then keyed before unkeyed, then subscription order; monitors last.
+            let first = (options.contains(.high) || key != nil) && !options.contains(.monitor)
+            #expect((subject < reference) == first, "\(label): order \(log)")
+        }
+        context.log.withLock { $0.removeAll() }
+
+        // A dispatch stopped by a normal-priority handler still reaches monitors, and the
+        // handlers of higher priority, which ran before the stop.
+        if key == nil {
+            bus.dispatch(Chat(room: "stop", text: "stopped"))
+            settle(shape, context)
+            let reached = context.log.value.contains("subject stopped")
+            #expect(reached == !options.isDisjoint(with: [.monitor, .high]), "\(label): stop \(context.log.value)")
+            context.log.withLock { $0.removeAll() }
+        }
+
+        // After dispose, nothing more.
+        token.dispose()
+        bus.dispatch(Chat(room: key, text: "after"))
+        settle(shape, context)
+        #expect(!context.log.value.contains("subject after"), "\(label): dispose")
+        reference.dispose()
+        stopper.dispose()
+        withExtendedLifetime(owner) {}
+    }
+
+    /// Lets queued deliveries run (main-actor ones run now: the test is on the main actor).
+    private func settle(_ shape: Shape, _ context: Context) {
+        if shape.delivery == .queue { #expect(drain(context.queue)) }
+    }
+
+    private func subscribe(
+        _ options: Option, _ shape: Shape, bus: EventBus, owner: Owner, context: Context
+    ) -> EventToken {
+        var maker = bus.on(Chat.self)
+        if options.contains(.key) { maker = maker.ofType("k") }
+        if options.contains(.high) { maker = maker.priority(.high) }
+        if options.contains(.replay) { maker = maker.replayingSticky() }
+        if options.contains(.isInternal) { maker = maker.markedInternal() }
+        if options.contains(.monitor) { return finish(maker.monitor(), shape, owner: owner, context: context) }
+        if shape.finish == .handle {
+            return shape.owned
+                ? maker.freeWith(owner).handle { _, event in
+                    context.hit(event)
+                    return .continue
+                }
+                : maker.handle { event in
+                    context.hit(event)
+                    return .continue
+                }
+        }
+        return finish(maker, shape, owner: owner, context: context)
+    }
+
+    private func finish<D: NonisolatedDelivery>(
+        _ maker: SubscriberMaker<Chat, Never, D>, _ shape: Shape, owner: Owner, context: Context
+    ) -> EventToken {
+        switch (shape.delivery, shape.owned, shape.finish) {
+        case (.synchronous, false, .next): return maker.next { context.hit($0) }
+        case (.synchronous, false, _): return maker.next { event throws in context.hit(event) }
+        case (.synchronous, true, .next): return maker.freeWith(owner).next { _, event in context.hit(event) }
+        case (.synchronous, true, _): return maker.freeWith(owner).next { _, event throws in context.hit(event) }
+        case (.queue, false, .next): return maker.atQueue(context.queue).next { context.hit($0) }
+        case (.queue, false, _): return maker.atQueue(context.queue).next { event throws in context.hit(event) }
+        case (.queue, true, .next):
+            return maker.atQueue(context.queue).freeWith(owner).next { _, event in context.hit(event) }
+        case (.queue, true, _):
+            return maker.atQueue(context.queue).freeWith(owner).next { _, event throws in context.hit(event) }
+        case (.mainActor, false, .next): return maker.onMainActor().next { context.hit($0) }
+        case (.mainActor, false, _): return maker.onMainActor().next { event throws in context.hit(event) }
+        case (.mainActor, true, .next):
+            return maker.onMainActor().freeWith(owner).next { _, event in context.hit(event) }
+        case (.mainActor, true, _):
+            return maker.onMainActor().freeWith(owner).next { _, event throws in context.hit(event) }
+        }
+    }
+}

@@ -5,7 +5,7 @@ import Dispatch
 /// Every method decides under the lock and acts after unlocking: handlers run, and objects the
 /// index let go of are released, with no lock held.
 @usableFromInline
-final class SubscriptionIndex: SubscriptionContainer {
+final class SubscriptionIndex: Sendable {
     private let state: Locked<TypeIndex>
     /// The index's ``TypeIndex/typeSummary``, read without the lock.
     private let typeSummary: AtomicCounter
@@ -208,6 +208,8 @@ final class SubscriptionIndex: SubscriptionContainer {
         _ = consume released  // released here, with no lock held
     }
 
+    /// Ends the subscription and forgets it, in O(1) per key, releasing what it held after
+    /// unlocking. Does nothing if it has already ended.
     func remove(_ subscription: SubscriptionHandle, reason: TraceRecord.Ended.Reason) {
         var sweep = SweepBatch()
         // The ended node, if a tracer is to be told.
@@ -221,6 +223,8 @@ final class SubscriptionIndex: SubscriptionContainer {
         if let traced { trace(.ended(Self.end(of: traced, reason: reason))) }
     }
 
+    /// Ends and forgets `subscriptions`, whose owner was found gone. The sequence is iterated
+    /// under the index's lock: it must not run user code (no owner loads in a lazy filter).
     func reclaim(_ subscriptions: some Sequence<SubscriptionHandle>) {
         var ended: [SubscriptionNode] = []
         withIndex(retiring: subscriptions.underestimatedCount) { index, retired in
@@ -234,15 +238,19 @@ final class SubscriptionIndex: SubscriptionContainer {
         ReleaseLoop.drop(consume ended)
     }
 
+    /// Whether the subscription is live.
     func isLive(_ subscription: SubscriptionHandle) -> Bool {
         withIndex { index, _ in index.isLive(subscription) }
     }
 
+    /// Records that the subscription's token is held by `bag`; tells the bag at once if the
+    /// subscription has already ended.
     func attach(_ subscription: SubscriptionHandle, to bag: BagTokens) {
         let attached = withIndex { index, _ in index.attach(subscription, to: bag) }
         if !attached { bag.forget(subscription.id) }
     }
 
+    /// Hands an error thrown by `node`'s handler to the error handler (no lock held by the caller).
     func report(_ error: HandlerError, from node: SubscriptionNode) {
         let (handler, firstForNode, traces) = withIndex { index, _ in
             defer { node.printedError = true }
@@ -257,14 +265,17 @@ final class SubscriptionIndex: SubscriptionContainer {
         if traces { trace(.handlerError(error)) }
     }
 
+    /// What introspection shows of the subscription, if it is live.
     func info(_ subscription: SubscriptionHandle) -> SubscriptionInfo? {
         withIndex { index, _ in index.primary(of: subscription) }?.info()
     }
 
+    /// A delivery was enqueued on a queue or the main queue (`EventBusTesting`'s `settle()`).
     func deliveryEnqueued() {
         inFlight.add(1)
     }
 
+    /// An enqueued delivery ran (or found its subscription ended).
     func deliveryFinished() {
         inFlight.add(-1)
     }

@@ -32,7 +32,7 @@ class SubscriptionNode: @unchecked Sendable {
     /// when the node is registered (`TypeIndex.link`), 0 until then.
     @exclusivity(unchecked) final var id: UInt64 = 0
 
-    // List links, under the container's lock (which also makes the runtime's dynamic exclusivity
+    // List links, under the index's lock (which also makes the runtime's dynamic exclusivity
     // checks redundant: they would cost more than the linking).
     // Unmanaged: a list holds one reference to each node it links (`SubscriberList`), and reading
     // a link then costs no reference counting.
@@ -59,7 +59,7 @@ class SubscriptionNode: @unchecked Sendable {
     @exclusivity(unchecked) var unlinkWhenUnpinned = false
     @exclusivity(unchecked) var isInOwnedRing = false
     /// Whether a handler error was printed for this subscription (debug builds, no error handler):
-    /// read and written only under the container's lock.
+    /// read and written only under the index's lock.
     @exclusivity(unchecked) var printedError = false
 
     /// The bucket the node is filed in. Set with `id`; read only under the lock while `isLinked` (a
@@ -214,31 +214,4 @@ class SubscriptionNode: @unchecked Sendable {
 struct SubscriptionHandle: Hashable, Sendable {
     let id: UInt64
     let slot: UInt32
-}
-
-/// What nodes and tokens ask of the place their subscription is registered: the bus's
-/// ``SubscriptionIndex`` (an event-chain node registers its subscriptions on a bus of its own), which
-/// they hold by its concrete type (an existential would cost its witness calls on every subscribe).
-///
-/// A container takes its own lock, decides, and acts outside it; it never runs user code under it.
-protocol SubscriptionContainer: AnyObject, Sendable {
-    /// Ends the subscription and forgets it, in O(1) per key, releasing what it held after
-    /// unlocking. Does nothing if it has already ended.
-    func remove(_ subscription: SubscriptionHandle, reason: TraceRecord.Ended.Reason)
-    /// Ends and forgets `subscriptions`, whose owner was found gone. The sequence is iterated
-    /// under the container's lock: it must not run user code (no owner loads in a lazy filter).
-    func reclaim(_ subscriptions: some Sequence<SubscriptionHandle>)
-    /// Whether the subscription is live.
-    func isLive(_ subscription: SubscriptionHandle) -> Bool
-    /// Records that the subscription's token is held by `bag`; tells the bag at once if the
-    /// subscription has already ended.
-    func attach(_ subscription: SubscriptionHandle, to bag: BagTokens)
-    /// Hands an error thrown by `node`'s handler to the error handler (no lock held by the caller).
-    func report(_ error: HandlerError, from node: SubscriptionNode)
-    /// What introspection shows of the subscription, if it is live.
-    func info(_ subscription: SubscriptionHandle) -> SubscriptionInfo?
-    /// A delivery was enqueued on a queue or the main queue (`EventBusTesting`'s `settle()`).
-    func deliveryEnqueued()
-    /// An enqueued delivery ran (or found its subscription ended).
-    func deliveryFinished()
 }

@@ -11,14 +11,14 @@ internal import _EventBusShims
 /// ```swift
 /// let bus = EventBus()
 /// bus.handlerErrorHandler = { failure in
-///     print("\(failure.eventType) handler at \(failure.fileID):\(failure.line) threw \(failure.error)")
+///     print("\(failure.typeName) handler at \(failure.fileID):\(failure.line) threw \(failure.error)")
 /// }
 /// ```
 public struct HandlerError: Error, Sendable, CustomStringConvertible {
     /// The error the handler threw, unchanged.
     public let error: any Error
     /// The event type's name, as `String(reflecting:)` prints it (`MyApp.LoginEvent`).
-    public let eventType: String
+    public let typeName: String
     /// The id of the subscription whose handler threw: its ``EventToken/id``.
     public let subscriptionID: UInt64
     /// The `#fileID` of the `next` call that made the subscription (`MyApp/Session.swift`).
@@ -26,9 +26,9 @@ public struct HandlerError: Error, Sendable, CustomStringConvertible {
     /// The line of that call.
     public let line: Int
 
-    init(error: any Error, eventType: String, subscriptionID: UInt64, callSite: CallSite) {
+    init(error: any Error, typeName: String, subscriptionID: UInt64, callSite: CallSite) {
         self.error = error
-        self.eventType = eventType
+        self.typeName = typeName
         self.subscriptionID = subscriptionID
         fileID = callSite.fileID.description
         line = Int(callSite.line)
@@ -40,7 +40,7 @@ public struct HandlerError: Error, Sendable, CustomStringConvertible {
     /// EventBus.shared.handlerErrorHandler = { print($0.description) }
     /// ```
     public var description: String {
-        "EventBus: the handler of subscription \(subscriptionID) to \(eventType) (\(fileID):\(line)) threw \(error)"
+        "EventBus: the handler of subscription \(subscriptionID) to \(typeName) (\(fileID):\(line)) threw \(error)"
     }
 
     /// What a bus without an error handler does: print in debug builds, nothing in release builds.

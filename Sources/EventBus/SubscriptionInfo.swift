@@ -39,7 +39,7 @@ public struct SubscriptionInfo: Sendable, Hashable, CustomStringConvertible {
     /// The token's ``EventToken/id``.
     public let id: UInt64
     /// The event type, as `String(reflecting:)` spells it (`MyApp.LoginEvent`).
-    public let eventType: String
+    public let typeName: String
     /// The ``SubscriberMaker/ofType(_:)`` keys, in the order given; empty for every key.
     public let keys: [String]
     /// Where the handler runs.
@@ -67,7 +67,7 @@ public struct SubscriptionInfo: Sendable, Hashable, CustomStringConvertible {
     /// // #7 MyApp.LoginEvent ["42"] main actor, high monitor, owner MyApp.ProfileScreen (alive), made at MyApp/Profile.swift:30
     /// ```
     public var description: String {
-        var line = "#\(id) \(eventType)"
+        var line = "#\(id) \(typeName)"
         if !keys.isEmpty { line += " \(keys)" }
         line += " \(delivery), \(priority)\(isMonitor ? " monitor" : "")"
         if let ownerType {

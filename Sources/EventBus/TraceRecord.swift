@@ -34,7 +34,7 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
         /// The event type.
         public let type: Any.Type
         /// The event type, as `String(reflecting:)` spells it (built when read).
-        public var eventType: String { eventTypeName(type) }
+        public var typeName: String { eventTypeName(type) }
         /// The event's key (``Event/eventType``), `nil` for none.
         public let key: String?
         /// Handlers called on the dispatching thread (its supertypes' included).
@@ -52,7 +52,7 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
         /// bus.tracer = { if case .dispatched(let d) = $0 { print(d) } }
         /// ```
         public var description: String {
-            var line = "dispatched \(eventType)"
+            var line = "dispatched \(typeName)"
             if let key { line += " [\"\(key)\"]" }
             line += ": \(delivered) delivered, \(enqueued) enqueued"
             if isStopped { line += ", stopped" }
@@ -94,7 +94,7 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
         /// Its event type.
         public let type: Any.Type
         /// Its event type, as `String(reflecting:)` spells it (built when read).
-        public var eventType: String { eventTypeName(type) }
+        public var typeName: String { eventTypeName(type) }
         /// Why it ended.
         public let reason: Reason
         /// Where it was made, `Module/File.swift:42`.
@@ -105,7 +105,7 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
         /// ```swift
         /// bus.tracer = { if case .ended(let end) = $0 { print(end) } }
         /// ```
-        public var description: String { "ended #\(id) \(eventType) (\(reason)), made at \(callSite)" }
+        public var description: String { "ended #\(id) \(typeName) (\(reason)), made at \(callSite)" }
     }
 
     /// One line per record.
@@ -146,7 +146,7 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
         /// The event type.
         public let type: Any.Type
         /// The event type, as `String(reflecting:)` spells it (built when read).
-        public var eventType: String { eventTypeName(type) }
+        public var typeName: String { eventTypeName(type) }
         /// The node's name.
         public let node: String
         /// The node's place in the route: 0 for the posting node, 1 for its parent, and so on.
@@ -157,7 +157,7 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
         public let status: Status
 
         public var description: String {
-            var line = "\(eventType) at \(node) (depth \(depth)): \(delivered) delivered"
+            var line = "\(typeName) at \(node) (depth \(depth)): \(delivered) delivered"
             if status != .passed { line += ", \(status)" }
             return line
         }

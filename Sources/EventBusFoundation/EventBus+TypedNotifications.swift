@@ -10,7 +10,7 @@ extension EventBus {
     /// the bus's subscribers of `type`, on the posting thread (or on their queues, or on the main
     /// actor for ``/EventBus/SubscriberMaker/onMainActor()`` subscribers). A notification
     /// the converter returns `nil` for is skipped and reported as
-    /// ``NotificationBridgeIssue/conversionFailed(_:eventType:)``, never a crash.
+    /// ``NotificationBridgeIssue/conversionFailed(_:type:)``, never a crash.
     ///
     /// Loops are impossible by construction: an event that comes from a notification is handed to
     /// the subscribers only, never dispatched again, so it is never posted back (even if `type` is
@@ -47,7 +47,7 @@ extension EventBus {
             // already have it.
             if BridgeOrigin.isPosting(event.notification, from: origin) { return }
             guard let converted = converter(event.notification) else {
-                hooks.report(.conversionFailed(event, eventType: E.self))
+                hooks.report(.conversionFailed(event, type: E.self))
                 return
             }
             BridgeOrigin.deliverInbound(converted, on: self)
@@ -94,7 +94,7 @@ extension EventBus {
     ///
     /// The bridge ends when its token is disposed, its bag is emptied, or the bus is deallocated.
     /// It counts in `subscriptionCount(of: type)`. Bridging ``NotificationEvent`` itself is refused
-    /// (already disposed token, ``NotificationBridgeIssue/bridgeRefused(eventType:)``).
+    /// (already disposed token, ``NotificationBridgeIssue/bridgeRefused(type:)``).
     ///
     /// ```swift
     /// struct CartChanged: Event { let count: Int }
@@ -110,7 +110,7 @@ extension EventBus {
         toNotification converter: @escaping @Sendable (E) -> Notification
     ) -> EventToken {
         guard E.self != NotificationEvent.self else {
-            notificationHooks.report(.bridgeRefused(eventType: E.self))
+            notificationHooks.report(.bridgeRefused(type: E.self))
             return .inert
         }
         let origin = BridgeOrigin(bus: self, eventType: E.self)

@@ -22,7 +22,7 @@ public enum NotificationBridgeIssue: Sendable, CustomStringConvertible {
 
     /// A notification did not convert to a typed event (the converter returned `nil`), so that
     /// event was not delivered. The notification still reached everyone else.
-    case conversionFailed(NotificationEvent, eventType: any Event.Type)
+    case conversionFailed(NotificationEvent, type: any Event.Type)
 
     /// A subscription to a notification name that starts with U+0000 (from any sender) was refused:
     /// such keys are reserved for the bridge's sender-filtered subscriptions, so the name could not
@@ -30,9 +30,9 @@ public enum NotificationBridgeIssue: Sendable, CustomStringConvertible {
     /// with `object:`, such a name works.)
     case unsupportedName(Notification.Name)
 
-    /// A typed bridge for `eventType` was refused: ``NotificationEvent`` cannot be bridged to a
+    /// A typed bridge for `type` was refused: ``NotificationEvent`` cannot be bridged to a
     /// notification (it already is one). The returned token is already disposed.
-    case bridgeRefused(eventType: any Event.Type)
+    case bridgeRefused(type: any Event.Type)
 
     /// A sticky dispatch of a ``NotificationEvent`` (``/EventBus/EventBus/dispatch(_:sticky:)``) was
     /// refused: a notification cannot be kept. It was dispatched as a plain one.
@@ -48,15 +48,15 @@ public enum NotificationBridgeIssue: Sendable, CustomStringConvertible {
         case .unnamedSubscriptionRefused:
             return
                 "a subscription to NotificationEvent without a name was refused (use on(notification:) or ofType(name.rawValue)); its token is disposed"
-        case .conversionFailed(let event, let eventType):
-            return "notification \(event.name.rawValue) did not convert to \(eventType); skipped"
+        case .conversionFailed(let event, let type):
+            return "notification \(event.name.rawValue) did not convert to \(type); skipped"
         case .unsupportedName(let name):
             return
                 "a subscription to notification name \(name.rawValue.debugDescription) was refused: names starting with U+0000 are reserved; its token is disposed"
         case .stickyRefused:
             return "a NotificationEvent cannot be sticky; it was dispatched without being kept"
-        case .bridgeRefused(let eventType):
-            return "\(eventType) cannot be bridged to a notification; the bridge was refused"
+        case .bridgeRefused(let type):
+            return "\(type) cannot be bridged to a notification; the bridge was refused"
         }
     }
 }

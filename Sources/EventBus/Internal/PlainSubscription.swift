@@ -43,7 +43,7 @@ final class PlainSubscription<E: Sendable>: SubscriptionNode, @unchecked Sendabl
         return slot
     }
 
-    override var eventType: Any.Type { E.self }
+    override var subscribedType: Any.Type { E.self }
 
     override var delivery: SubscriptionInfo.Delivery { .synchronous }
 }

@@ -32,7 +32,7 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         Self.withEvent(at: event, as: E.self) { event in deliver(event) }
     }
 
-    override var eventType: Any.Type { E.self }
+    override var subscribedType: Any.Type { E.self }
 
     override var delivery: SubscriptionInfo.Delivery {
         switch body {
@@ -101,7 +101,7 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
             do {
                 return try handler(owner, event) == .stop ? .stopped : .delivered
             } catch {
-                report(error, eventType: E.self)
+                report(error, type: E.self)
                 return .delivered
             }
         }

@@ -320,7 +320,7 @@ final class SubscriptionIndex: Sendable {
 
     private static func end(of node: SubscriptionNode, reason: TraceRecord.Ended.Reason) -> TraceRecord.Ended {
         TraceRecord.Ended(
-            id: node.id, type: node.eventType, reason: reason,
+            id: node.id, type: node.subscribedType, reason: reason,
             callSite: node.callSite.description)
     }
 

@@ -169,7 +169,7 @@ class SubscriptionNode: @unchecked Sendable {
     }
 
     /// The event type (overridden by the typed subclasses).
-    var eventType: Any.Type { preconditionFailure("EventBus: a subscription node without a body") }
+    var subscribedType: Any.Type { preconditionFailure("EventBus: a subscription node without a body") }
 
     /// Where the handler runs (overridden by the typed subclasses).
     var delivery: SubscriptionInfo.Delivery {
@@ -191,7 +191,7 @@ class SubscriptionNode: @unchecked Sendable {
         if isOwned && (!ownerBelongsToMain || isOnMainQueue) { ownerAlive = owner != nil }
         let ownerTypeName: String? = ownerType.map { String(reflecting: $0) }
         return SubscriptionInfo(
-            id: id, eventType: eventTypeName(eventType), keys: keys,
+            id: id, typeName: eventTypeName(subscribedType), keys: keys,
             delivery: delivery, priority: level.priority, isMonitor: level.isMonitor,
             ownerType: ownerTypeName, isOwnerAlive: ownerAlive,
             callSite: callSite.description, isInternal: isInternal)
@@ -203,9 +203,9 @@ class SubscriptionNode: @unchecked Sendable {
 
     /// Hands an error thrown by this subscription's handler to its container's error handler, on
     /// this thread, with no lock held. (With the bus gone, it is printed in debug builds.)
-    final func report(_ error: any Error, eventType: Any.Type) {
+    final func report(_ error: any Error, type: Any.Type) {
         let report = HandlerError(
-            error: error, eventType: eventTypeName(eventType), subscriptionID: id, callSite: callSite)
+            error: error, typeName: eventTypeName(type), subscriptionID: id, callSite: callSite)
         container.report(report, from: self)
     }
 }

@@ -48,7 +48,7 @@ struct ChainTracingTests {
         #expect(hops.map(\.depth) == [0, 1, 2])
         #expect(hops.map(\.delivered) == [1, 1, 1])
         #expect(hops.map(\.status) == [.passed, .stopped, .ended])
-        #expect(hops.allSatisfy { $0.type == Liked.self && $0.eventType.hasSuffix("Liked") })
+        #expect(hops.allSatisfy { $0.type == Liked.self && $0.typeName.hasSuffix("Liked") })
         #expect(hops[1].description.hasSuffix("Liked at Container (depth 1): 1 delivered, stopped"))
     }
 
@@ -82,7 +82,7 @@ struct ChainTracingTests {
         let handler = tree.container.on(Liked.self).next { _ in }
         let infos = tree.container.subscriptions
         #expect(
-            infos.map(\.eventType) == [
+            infos.map(\.typeName) == [
                 "intercept(\(String(reflecting: Liked.self)))", "answer(\(String(reflecting: FetchName.self)))",
                 String(reflecting: Liked.self),
             ])

@@ -117,7 +117,7 @@ struct MainActorChainHandleTests {
         let (root, list, cell) = Self.chain()
         let errors = Shared<[String]>([])
         list.handlerErrorHandler = { failure in
-            errors.append("\(failure.error is Refused) \(failure.eventType.hasSuffix("BackTapped")) \(isOnMainQueue)")
+            errors.append("\(failure.error is Refused) \(failure.typeName.hasSuffix("BackTapped")) \(isOnMainQueue)")
         }
         let drawer = Drawer()
         let tokens = [

@@ -195,7 +195,7 @@ struct BoundedWorkTests {
         func visit<Tag>(_: Tag.Type) {
             let delivered = delivered
             let token = bus.on(Probe<Tag>.self).next { _ in delivered.increment() }
-            if token.info?.eventType != String(reflecting: Probe<Tag>.self) { misnamed.increment() }
+            if token.info?.typeName != String(reflecting: Probe<Tag>.self) { misnamed.increment() }
             bus.dispatch(Probe<Tag>())
             token.dispose()
         }

@@ -71,7 +71,7 @@ extension Greenrobot {
             #expect(tracker.lastEvent == "SubscriberExceptionEvent")
             #expect(errors.value.count == 1)
             #expect((errors.value.first?.error as? Bad) == Bad(message: "I'm bad: Foo"))
-            #expect(errors.value.first?.eventType.hasSuffix("NoSubscriberNotice") == true)
+            #expect(errors.value.first?.typeName.hasSuffix("NoSubscriberNotice") == true)
         }
 
         // Beyond the Java test: a key with no subscriber is dead even if other keys have some.

@@ -30,7 +30,7 @@ extension Greenrobot {
             bus.dispatch(StringEvent("Foo"))
             #expect(tracker.eventCount == 1)
             let exEvent = reports.value.first
-            #expect(exEvent?.eventType == String(reflecting: StringEvent.self))
+            #expect(exEvent?.typeName == String(reflecting: StringEvent.self))
             #expect(exEvent?.subscriptionID == token.id)
             #expect((exEvent?.error as? RuntimeException)?.message == "Bar")
             #expect(exEvent?.fileID == #fileID)

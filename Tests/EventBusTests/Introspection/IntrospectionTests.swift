@@ -23,7 +23,7 @@ struct IntrospectionTests {
         let infos = bus.subscriptions
         #expect(infos.map(\.id) == [plain.id, keyed.id, owned.id])
         let first = try #require(infos.first)
-        #expect(first.eventType.hasSuffix("IntrospectionTests.Login"))
+        #expect(first.typeName.hasSuffix("IntrospectionTests.Login"))
         #expect(first.keys.isEmpty && first.delivery == .synchronous && first.priority == .normal)
         #expect(first.callSite == "EventBusTests/IntrospectionTests.swift:\(line)")
         #expect(first.ownerType == nil && first.isOwnerAlive == nil && !first.isInternal)

@@ -37,7 +37,7 @@ struct TracerTests {
         }
         #expect(info.id == token.id)
         #expect(dispatched.delivered == 1 && dispatched.enqueued == 1 && !dispatched.isStopped)
-        #expect(dispatched.eventType.hasSuffix("Login"))
+        #expect(dispatched.typeName.hasSuffix("Login"))
         #expect(ended.id == token.id && ended.reason == .disposed)
     }
 

@@ -78,7 +78,7 @@ struct DeadEventAndErrorTests {
         let error = errors.value.first
         #expect(errors.value.count == 1)
         #expect(error?.error as? Failure == Failure(code: 7))
-        #expect(error?.eventType.hasSuffix("Ping") == true)
+        #expect(error?.typeName.hasSuffix("Ping") == true)
         #expect(error?.subscriptionID == token.id)
         #expect(error?.fileID.hasSuffix("DeadEventAndErrorTests.swift") == true)
         #expect(error?.line == line)

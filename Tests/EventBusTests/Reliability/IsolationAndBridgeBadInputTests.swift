@@ -32,7 +32,7 @@ struct IsolationAndBridgeBadInputTests {
         let reports = Shared<[Int]>([])
         let otherIssues = Shared<[String]>([])
         bus.notificationBridgeIssueHandler = { issue in
-            if case .conversionFailed(let event, let eventType) = issue, eventType == Typed.self {
+            if case .conversionFailed(let event, let type) = issue, type == Typed.self {
                 reports.withLock { $0.append(event.userInfo?["seq"] as? Int ?? -1) }
             } else {
                 otherIssues.append("\(issue)")

@@ -197,15 +197,15 @@ struct NoUserCodeUnderLockTests {
         case .tracerOnDispatch:
             // Only for Ping: the probe's own calls make records too.
             bus.tracer = { record in
-                if case .dispatched(let dispatched) = record, dispatched.eventType.hasSuffix("Ping") { userCode() }
+                if case .dispatched(let dispatched) = record, dispatched.typeName.hasSuffix("Ping") { userCode() }
             }
             _ = bus.on(Ping.self).next { _ in }
             bus.dispatch(Ping())
         case .tracerOnSubscribeAndEnd:
             bus.tracer = { record in
                 switch record {
-                case .subscribed(let info) where info.eventType.hasSuffix("Ping"): userCode()
-                case .ended(let ended) where ended.eventType.hasSuffix("Ping"): userCode()
+                case .subscribed(let info) where info.typeName.hasSuffix("Ping"): userCode()
+                case .ended(let ended) where ended.typeName.hasSuffix("Ping"): userCode()
                 default: break
                 }
             }

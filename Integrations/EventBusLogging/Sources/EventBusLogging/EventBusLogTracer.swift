@@ -67,7 +67,7 @@ public struct EventBusLogTracer: Sendable {
         switch record {
         case .dispatched(let dispatched):
             var metadata: Logger.Metadata = [
-                "event.type": "\(dispatched.eventType)", "event.delivered": "\(dispatched.delivered)",
+                "event.type": "\(dispatched.typeName)", "event.delivered": "\(dispatched.delivered)",
                 "event.enqueued": "\(dispatched.enqueued)", "event.stopped": "\(dispatched.isStopped)",
             ]
             if let key = dispatched.key { metadata["event.key"] = "\(key)" }
@@ -75,13 +75,13 @@ public struct EventBusLogTracer: Sendable {
             return metadata
         case .subscribed(let info):
             return [
-                "subscription.id": "\(info.id)", "event.type": "\(info.eventType)",
+                "subscription.id": "\(info.id)", "event.type": "\(info.typeName)",
                 "subscription.keys": .array(info.keys.map { .string($0) }),
                 "subscription.delivery": "\(info.delivery)", "subscription.callSite": "\(info.callSite)",
             ]
         case .ended(let ended):
             return [
-                "subscription.id": "\(ended.id)", "event.type": "\(ended.eventType)",
+                "subscription.id": "\(ended.id)", "event.type": "\(ended.typeName)",
                 "subscription.endReason": "\(ended.reason)", "subscription.callSite": "\(ended.callSite)",
             ]
         case .deadEvent(let dead):
@@ -90,12 +90,12 @@ public struct EventBusLogTracer: Sendable {
             return metadata
         case .handlerError(let error):
             return [
-                "subscription.id": "\(error.subscriptionID)", "event.type": "\(error.eventType)",
+                "subscription.id": "\(error.subscriptionID)", "event.type": "\(error.typeName)",
                 "error": "\(error.error)", "subscription.callSite": "\(error.fileID):\(error.line)",
             ]
         case .chainHop(let hop):
             return [
-                "event.type": "\(hop.eventType)", "chain.node": "\(hop.node)", "chain.depth": "\(hop.depth)",
+                "event.type": "\(hop.typeName)", "chain.node": "\(hop.node)", "chain.depth": "\(hop.depth)",
                 "event.delivered": "\(hop.delivered)", "chain.status": "\(hop.status)",
             ]
         }

@@ -1,56 +1,55 @@
 // Reading and removing the sticky events a bus keeps (see `dispatch(_:sticky:)`).
 extension EventBus {
     /// The latest sticky event kept for `type` and `key` (`nil`: the events without a key), or
-    /// `nil` if none is kept or it has expired. Does not remove it.
+    /// `nil` if none is kept or it has expired. Does not remove it. O(1): like every operation, it
+    /// lets go of a few expired events of the bus at most (it checks the deadline of what it
+    /// returns).
     ///
     /// ```swift
     /// bus.dispatch(LoginEvent(userID: "42"), sticky: .latest)
     /// let current = bus.sticky(LoginEvent.self)   // LoginEvent(userID: "42")
     /// ```
     public func sticky<E: Event>(_ type: E.Type, ofType key: String? = nil) -> E? {
-        index.sticky(of: type) { store, now, released in
-            store.entries(of: [key], now: now, taking: false, released: &released).last?.event
-        } ?? nil
+        index.sticky(of: type) { store, now, retired in store.latest(of: key, now: now, retired: &retired)?.event }
+            ?? nil
     }
 
     /// Every sticky event kept for `type` and `key` (`nil`: the events without a key), oldest
-    /// first: several with ``StickyPolicy/last(_:)``. Expired ones are left out.
+    /// first: several with ``StickyPolicy/last(_:)``. Expired ones are left out. O(n) in the
+    /// events returned.
     ///
     /// ```swift
     /// let recent = bus.stickyEvents(LoginEvent.self)
     /// ```
     public func stickyEvents<E: Event>(_ type: E.Type, ofType key: String? = nil) -> [E] {
-        index.sticky(of: type) { store, now, released in
-            store.entries(of: [key], now: now, taking: false, released: &released).map(\.event)
+        index.sticky(of: type) { store, now, retired in
+            store.entries(of: key, now: now, retired: &retired).map(\.event)
         } ?? []
     }
 
     /// Removes and returns the latest sticky event kept for `type` and `key` (`nil`: the events
     /// without a key). With ``StickyPolicy/untilDelivered``, this makes the caller its one taker.
+    /// O(1).
     ///
     /// ```swift
     /// if let pending = bus.takeSticky(LoginEvent.self) { print("handling", pending.userID) }
     /// ```
     public func takeSticky<E: Event>(_ type: E.Type, ofType key: String? = nil) -> E? {
-        index.sticky(of: type) { store, now, released in
-            store.takeLatest(of: key, now: now, released: &released)?.event
-        } ?? nil
+        index.sticky(of: type) { store, now, retired in store.takeLatest(of: key, now: now, retired: &retired)?.event }
+            ?? nil
     }
 
     /// Removes the sticky events kept for `type` and `key` (`nil`: the events without a key);
     /// returns how many it removed. An ``StickyPolicy/untilDelivered`` event whose dispatch is
     /// still delivering it on another thread is removed too (not counted): it will not be kept.
+    /// O(1): the events are released after the bus's lock, however many there are.
     ///
     /// ```swift
     /// bus.removeSticky(LoginEvent.self)   // e.g. at logout
     /// ```
     @discardableResult
     public func removeSticky<E: Event>(_ type: E.Type, ofType key: String? = nil) -> Int {
-        index.sticky(of: type) { store, _, released in
-            let removed = store.remove(key)
-            released.append(contentsOf: removed)
-            return removed.count { !$0.isHeld }  // a held one was not kept yet
-        } ?? 0
+        index.sticky(of: type) { store, now, retired in store.remove(key, now: now, retired: &retired) } ?? 0
     }
 
     /// Removes every sticky event of every type from the bus.
@@ -63,7 +62,8 @@ extension EventBus {
     }
 
     /// The number of sticky events the bus keeps, every type and key, after letting go of the
-    /// expired ones.
+    /// expired ones: a few at a time, letting other threads take the bus's lock in between. O(1)
+    /// amortised (each event expires once).
     ///
     /// ```swift
     /// assert(bus.stickyCount == 0)

@@ -322,14 +322,15 @@ public final class EventBus: Sendable {
         index.dispatch(event, key: key, on: self, bypassingHooks: true, includingUnkeyed: includingUnkeyed)
     }
 
-    /// The number of sticky events kept for `type` (every key). O(1) after letting go of those
-    /// whose TTL has passed.
+    /// The number of sticky events kept for `type` (every key), after letting go of the expired
+    /// ones of the bus: a few at a time, letting other threads take the bus's lock in between. O(1)
+    /// amortised (each event expires once).
     ///
     /// ```swift
     /// assert(bus.stickyCount(of: LoginEvent.self) == 0)
     /// ```
     public func stickyCount<E: Event>(of type: E.Type) -> Int {
-        index.sticky(of: type) { store, _, _ in store.count } ?? 0
+        index.stickyCount(of: type)
     }
 
     /// The hooks of the hooked event type `E` on this bus (made on first use).

@@ -33,20 +33,24 @@ public struct StickyPolicy: Sendable, Equatable, CustomStringConvertible {
     public static let latest = StickyPolicy(kind: .latest)
 
     /// Keeps the last `count` events of the type and key, oldest first; a `count` below 1 keeps one.
+    /// A dispatch costs O(1) however large `count` is (amortised: the bus's room for the key
+    /// doubles as events come, up to `count`, so a huge `count` reserves nothing); a dispatch with
+    /// a smaller `count` than the events kept lets go of the extra ones, the oldest, at once.
     ///
     /// ```swift
     /// EventBus.shared.dispatch(ChatMessage(room: "7", text: "hi"), sticky: .last(20))
     /// ```
     public static func last(_ count: Int) -> StickyPolicy { StickyPolicy(kind: .last(Swift.max(1, count))) }
 
-    /// Keeps the latest event of the type and key for `ttl`, measured on a monotonic clock (the
-    /// bus's ``ManualEventClock`` in tests). An expired event is never replayed or returned; the bus
-    /// lets it go when it is next touched or when its incremental sweep gets to it (no timer
-    /// runs). `.never` keeps it like ``latest``; a negative interval expires it at once. The bus
-    /// tracks the deadlines per type and key, not per dispatch: its memory does not grow with
-    /// dispatches that replace the event. Such a dispatch costs O(1) more than ``latest`` when
-    /// the deadline moves later (the usual case), O(log n) otherwise, n being the types and keys
-    /// with an event that has a TTL; so does letting go of one.
+    /// Keeps the latest event of the type and key for `ttl`, measured on a monotonic clock (the bus's
+    /// ``ManualEventClock`` in tests). An expired event is never replayed or returned; the bus lets it
+    /// go when it is next touched or when its incremental sweep gets to it (no timer runs): every
+    /// operation lets go of a few expired events at most, so many expiring at once never stall the bus.
+    /// `.never` keeps it like ``latest``; a negative interval expires it at once. The bus tracks the
+    /// deadlines per type and key, not per dispatch: its memory does not grow with dispatches that
+    /// replace the event. Such a dispatch costs O(1) more than ``latest`` when the deadline moves later
+    /// (the usual case), O(log n) otherwise, n being the types and keys with an event that has a TTL;
+    /// so does letting go of one.
     ///
     /// ```swift
     /// EventBus.shared.dispatch(LoginEvent(userID: "42"), sticky: .latest(ttl: .seconds(30)))

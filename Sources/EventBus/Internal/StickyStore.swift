@@ -24,8 +24,14 @@ protocol StickySlots: AnyObject {
 /// kept exactly when nobody received it, and taken at most once; a replaying subscriber that
 /// subscribes while it is held gets it neither live nor replayed, even if it is kept afterwards.
 ///
-/// A slot that holds an event with a TTL has one item in the bus's ``ExpiryQueue``, kept in step
-/// by `replace`, through which every change of a slot goes.
+/// Each key's entries are a ``RingBuffer``. Only the oldest entry of a key may have a TTL or be
+/// taken once (so held): `.latest(ttl:)` and `.untilDelivered` replace the key's entries with
+/// theirs, and `.last(n)` appends plain ones after it. So every change touches the ends of a ring:
+/// a dispatch, a take, a settle, letting go of an expired event and a removal are O(1) (a
+/// `.last(n)` dispatch amortised: its ring doubles as it fills, up to `n`; a smaller `n` than the
+/// key's count drops the extra entries then, each once); only returning or replaying `n` entries
+/// walks them. A slot that holds an event with a TTL has one item in the bus's ``ExpiryQueue``,
+/// kept in step by `update`, through which every change of a slot goes.
 final class StickyStore<E: Sendable>: StickySlots {
     struct Entry {
         let event: E
@@ -44,14 +50,20 @@ final class StickyStore<E: Sendable>: StickySlots {
 
     /// The events of one key, and the slot's item in the expiry queue.
     private struct Slot {
-        var entries: [Entry]
-        /// Queued while `entries` has an event with a TTL; `nil` otherwise.
+        /// Oldest first; only the oldest may have a TTL or be held (see the type's comment).
+        var entries = RingBuffer<Entry>()
+        /// Queued while the oldest entry has a TTL; `nil` otherwise.
         var expiry: ExpiryQueue.Item?
+
+        /// The entries kept, the held one left out.
+        var keptCount: Int { entries.count - (entries.first?.isHeld ?? false ? 1 : 0) }
     }
 
     private var slots: [String?: Slot] = [:]
     /// The entries kept, held ones left out.
     private(set) var count = 0
+    /// Entries that sticky dispatches wrote, moved or dropped so far (tests of their cost).
+    private(set) var entriesMoved = 0
     var isEmpty: Bool { slots.isEmpty }
     /// The bus's expiry queue (the index's).
     private let expiries: ExpiryQueue
@@ -60,113 +72,143 @@ final class StickyStore<E: Sendable>: StickySlots {
         self.expiries = expiries
     }
 
-    /// Applies `policy` to `event` (entry `sequence` of `key`); returns the entries it replaced.
-    /// `mayBeReceived`: whether the dispatch found a live subscriber when it started; an
-    /// `.untilDelivered` event is then held (see the type's comment) until `settle`, and kept at
-    /// once otherwise.
+    /// Applies `policy` to `event` (entry `sequence` of `key`); returns what it replaced, to be
+    /// released after unlocking. `mayBeReceived`: whether the dispatch found a live subscriber when
+    /// it started; an `.untilDelivered` event is then held (see the type's comment) until
+    /// `settle`, and kept at once otherwise. O(1); `.last(n)` amortised (see the type's comment).
     func store(
         _ event: E, key: String?, policy: StickyPolicy, sequence: UInt64, now: UInt64, mayBeReceived: Bool
-    ) -> [Entry] {
-        var entries: [Entry] = []
-        var replaced = slots[key]?.entries ?? []
+    ) -> AnyObject? {
+        let entry: Entry
         switch policy.kind {
         case .latest:
-            entries = [Entry(event: event, key: key, sequence: sequence, expiry: nil, takeOnce: false)]
+            entry = Entry(event: event, key: key, sequence: sequence, expiry: nil, takeOnce: false)
         case .latestWithTTL(let ttl):
             let (expiry, overflow) = now.addingReportingOverflow(ttl)
-            entries = [
-                Entry(event: event, key: key, sequence: sequence, expiry: overflow ? nil : expiry, takeOnce: false)
-            ]
+            entry = Entry(event: event, key: key, sequence: sequence, expiry: overflow ? nil : expiry, takeOnce: false)
         case .untilDelivered:
             // It replaces what was kept, received or not (an older event is stale now).
-            entries = [
-                Entry(event: event, key: key, sequence: sequence, expiry: nil, takeOnce: true, isHeld: mayBeReceived)
-            ]
+            entry = Entry(
+                event: event, key: key, sequence: sequence, expiry: nil, takeOnce: true, isHeld: mayBeReceived)
         case .last(let limit):
-            entries = replaced
-            replaced = []
-            entries.append(Entry(event: event, key: key, sequence: sequence, expiry: nil, takeOnce: false))
-            if entries.count > limit {
-                replaced = Array(entries[..<(entries.count - limit)])
-                entries.removeFirst(entries.count - limit)
-            }
+            let appended = Entry(event: event, key: key, sequence: sequence, expiry: nil, takeOnce: false)
+            return update(key) { append(appended, to: &$0.entries, keeping: limit) }
         }
-        replace(key, with: entries)
+        return update(key) { replaceAll(of: &$0.entries, with: entry) }
+    }
+
+    /// Appends `entry` to `entries`, dropping the oldest ones so that `limit` are left: one when
+    /// the ring is full (the steady state), more only if `limit` is smaller than before. Returns
+    /// what it dropped.
+    private func append(_ entry: Entry, to entries: inout RingBuffer<Entry>, keeping limit: Int) -> AnyObject? {
+        var dropped: AnyObject?
+        if entries.count == limit {
+            dropped = ReleasedLater(entries.removeFirst())
+            entriesMoved += 1
+        } else if entries.count > limit {
+            var all: [Entry] = []
+            while entries.count >= limit { all.append(entries.removeFirst()) }
+            entriesMoved += all.count
+            dropped = ReleasedLater(all)
+        }
+        entriesMoved += entries.append(entry, maxCapacity: limit)
+        return dropped
+    }
+
+    /// Makes `entry` the only one of `entries`; returns what it replaced: a single entry out of
+    /// the ring, which is reused (the usual case), or else the whole ring. O(1).
+    private func replaceAll(of entries: inout RingBuffer<Entry>, with entry: Entry) -> AnyObject? {
+        var replaced: AnyObject?
+        if entries.count == 1 {
+            replaced = ReleasedLater(entries.removeFirst())
+        } else if !entries.isEmpty {
+            replaced = ReleasedLater(entries)
+            entries = RingBuffer()
+        }
+        entriesMoved += entries.append(entry, maxCapacity: 1) + (replaced == nil ? 0 : 1)
         return replaced
     }
 
     /// The live (unexpired, not held) entries of the slots `keys` (`nil`: every slot), in dispatch
     /// order. `taking`: the `.untilDelivered` ones are held for this caller, their one taker, who
     /// `settle`s each once it has delivered it or failed to. Expired entries met on the way are
-    /// removed and returned in `released`.
+    /// removed and returned in `released`. O(entries returned), plus O(keys) for `nil`.
     func entries(of keys: [String?]?, now: UInt64, taking: Bool, released: inout [Entry]) -> [Entry] {
         var found: [Entry] = []
         let slotKeys = keys ?? Array(slots.keys)
         for key in slotKeys {
-            guard let kept = slots[key]?.entries else { continue }
-            var remaining: [Entry] = []
-            var changed = false
-            for var entry in kept {
-                if entry.isExpired(at: now) {
-                    released.append(entry)
-                    changed = true
-                    continue
-                }
-                if !entry.isHeld {
-                    found.append(entry)
-                    if taking && entry.takeOnce {
-                        entry.isHeld = true
-                        changed = true
-                    }
-                }
-                remaining.append(entry)
+            if let expired = removeExpired(of: key, now: now) { released.append(expired) }
+            var holdsFirst = false
+            if let entries = slots[key]?.entries {
+                found.append(contentsOf: entries.lazy.filter { !$0.isHeld })
+                holdsFirst = taking && (entries.first.map { $0.takeOnce && !$0.isHeld } ?? false)
             }
-            if changed { replace(key, with: remaining) }
+            // With no copy of the ring left (changing a shared one would copy it).
+            if holdsFirst { update(key) { $0.entries.updateFirst { $0.isHeld = true } } }
         }
         if slotKeys.count > 1 { found.sort { $0.sequence < $1.sequence } }
         return found
     }
 
+    /// ``entries(of:now:taking:released:)`` of one key, for a read (nothing is taken); expired
+    /// entries go to `retired`.
+    func entries(of key: String?, now: UInt64, retired: inout Retired) -> [Entry] {
+        var released: [Entry] = []
+        let found = entries(of: [key], now: now, taking: false, released: &released)
+        if !released.isEmpty { retired.add(ReleasedLater(released)) }
+        return found
+    }
+
+    /// The latest live entry of `key` that is not held, if any; an expired one goes to `retired`.
+    /// O(1).
+    func latest(of key: String?, now: UInt64, retired: inout Retired) -> Entry? {
+        if let expired = removeExpired(of: key, now: now) { retired.add(ReleasedLater(expired)) }
+        guard let latest = slots[key]?.entries.last, !latest.isHeld else { return nil }
+        return latest
+    }
+
     /// Settles the held entry `sequence` of `key`, if it is still there: removed (into `released`)
-    /// if its delivery reached someone (`received`), kept for the next taker otherwise.
+    /// if its delivery reached someone (`received`), kept for the next taker otherwise. O(1).
     func settle(key: String?, sequence: UInt64, received: Bool, released: inout [Entry]) {
-        guard var kept = slots[key]?.entries, let i = kept.firstIndex(where: { $0.sequence == sequence && $0.isHeld })
-        else {
-            return
+        // Only the oldest entry may be held.
+        guard let first = slots[key]?.entries.first, first.sequence == sequence, first.isHeld else { return }
+        update(key) { slot in
+            if received {
+                released.append(slot.entries.removeFirst())
+            } else {
+                slot.entries.updateFirst { $0.isHeld = false }
+            }
         }
-        if received {
-            released.append(kept.remove(at: i))
-        } else {
-            kept[i].isHeld = false
-        }
-        replace(key, with: kept)
     }
 
-    /// Removes and returns the latest live entry of `key` that is not held; expired ones go to
-    /// `released`.
-    func takeLatest(of key: String?, now: UInt64, released: inout [Entry]) -> Entry? {
-        guard var kept = slots[key]?.entries else { return nil }
-        let expired = kept.filter { $0.isExpired(at: now) }
-        released.append(contentsOf: expired)
-        kept.removeAll { $0.isExpired(at: now) }
-        let taken = kept.lastIndex { !$0.isHeld }.map { kept.remove(at: $0) }
-        replace(key, with: kept)
-        return taken
+    /// Removes and returns the latest live entry of `key` that is not held; an expired one goes to
+    /// `retired`. O(1).
+    func takeLatest(of key: String?, now: UInt64, retired: inout Retired) -> Entry? {
+        guard latest(of: key, now: now, retired: &retired) != nil else { return nil }
+        return update(key) { $0.entries.removeLast() }
     }
 
-    /// Removes every entry of `key`, held ones included; returns them.
-    func remove(_ key: String?) -> [Entry] {
-        let removed = slots[key]?.entries ?? []
-        replace(key, with: [])
-        return removed
+    /// Removes every entry of `key`, held ones included, into `retired` (the ring whole: O(1));
+    /// returns how many it removed that were kept and live (neither held nor expired).
+    func remove(_ key: String?, now: UInt64, retired: inout Retired) -> Int {
+        guard slots[key] != nil else { return 0 }
+        return update(key) { slot in
+            // An expired entry is never held (only `.untilDelivered` ones are, which have no TTL).
+            let removed = slot.keptCount - (slot.entries.first?.isExpired(at: now) ?? false ? 1 : 0)
+            retired.add(ReleasedLater(slot.entries))
+            slot.entries = RingBuffer()
+            return removed
+        }
     }
 
     func expire(_ item: ExpiryQueue.Item, now: UInt64) -> AnyObject? {
-        guard let slot = slots[item.key], slot.expiry === item else { return nil }
-        let expired = slot.entries.filter { $0.isExpired(at: now) }
-        // With none expired (never: the item's deadline is its event's), `replace` queues it again.
-        replace(item.key, with: slot.entries.filter { !$0.isExpired(at: now) })
-        return expired.isEmpty ? nil : ReleasedLater(expired)
+        guard slots[item.key]?.expiry === item else { return nil }
+        guard let expired = removeExpired(of: item.key, now: now) else {
+            // Never: the item's deadline is its event's. Queued again, for that deadline.
+            expiries.reschedule(item, to: item.deadline)
+            return nil
+        }
+        return ReleasedLater(expired)
     }
 
     func removeAll() -> AnyObject? {
@@ -177,30 +219,40 @@ final class StickyStore<E: Sendable>: StickySlots {
         return removed
     }
 
-    /// Puts `entries` in the slot of `key` (removing the slot if there are none), and keeps its
-    /// expiry queue item in step: queued, at the deadline of its event with a TTL if it has one,
-    /// removed otherwise. That event is the first (only `.latest(ttl:)` makes one, and it replaces
-    /// the slot: `.last(n)` appends after it). O(log n) in the queue's items at most (see
-    /// ``ExpiryQueue``), O(1) for a later deadline.
-    private func replace(_ key: String?, with entries: [Entry]) {
-        let old = slots[key]
-        count += Self.keptCount(entries) - Self.keptCount(old?.entries ?? [])
-        var item = old?.expiry
-        if let deadline = entries.first?.expiry {
-            if let item {
-                expiries.reschedule(item, to: deadline)
-            } else {
-                item = expiries.schedule(typeID: ObjectIdentifier(E.self), key: key, deadline: deadline)
-            }
-        } else if let queued = item {
-            expiries.remove(queued)
-            item = nil
-        }
-        slots[key] = entries.isEmpty ? nil : Slot(entries: entries, expiry: item)
+    /// Removes and returns the oldest entry of `key` if it has expired at `now` (only the oldest
+    /// may have a TTL). O(1), plus taking its item out of the expiry queue.
+    private func removeExpired(of key: String?, now: UInt64) -> Entry? {
+        guard slots[key]?.entries.first?.isExpired(at: now) ?? false else { return nil }
+        return update(key) { $0.entries.removeFirst() }
     }
 
-    /// The entries of `entries` that are not held.
-    private static func keptCount(_ entries: [Entry]) -> Int { entries.count { !$0.isHeld } }
+    /// Runs `body` on the slot of `key` (a new, empty one if there is none), in place, then keeps
+    /// the count, the slot's expiry queue item and the table in step: the item queued at the
+    /// deadline of the slot's oldest entry if it has one, removed otherwise; the slot removed if
+    /// empty. O(1) besides `body`, plus O(log n) in the queue's items at most (see
+    /// ``ExpiryQueue``), O(1) for a later deadline.
+    private func update<R>(_ key: String?, _ body: (inout Slot) -> R) -> R {
+        func change(_ slot: inout Slot) -> (result: R, isEmpty: Bool) {
+            let before = slot.keptCount
+            let result = body(&slot)
+            count += slot.keptCount - before
+            if let deadline = slot.entries.first?.expiry {
+                if let item = slot.expiry {
+                    expiries.reschedule(item, to: deadline)
+                } else {
+                    slot.expiry = expiries.schedule(typeID: ObjectIdentifier(E.self), key: key, deadline: deadline)
+                }
+            } else if let item = slot.expiry {
+                expiries.remove(item)
+                slot.expiry = nil
+            }
+            return (result, slot.entries.isEmpty)
+        }
+        // In place: a copy of the slot would share its ring, which would then be copied.
+        let changed = change(&slots[key, default: Slot()])
+        if changed.isEmpty { slots[key] = nil }
+        return changed.result
+    }
 }
 
 /// A value held until this box is released (after unlocking), so that its `deinit`s run there.

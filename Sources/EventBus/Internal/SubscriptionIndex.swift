@@ -609,26 +609,40 @@ final class SubscriptionIndex: Sendable {
     /// The number of live subscriptions, internal ones excluded. O(1).
     var count: Int { withIndex { index, _ in index.subscriptionCount - index.internalCount } }
 
-    /// Runs `body` under the lock on `E`'s sticky store, if it has one, after letting go of the
-    /// bus's expired sticky events; what `body` removes (into its last argument) is released after
-    /// unlocking. `body` must not run user code.
-    func sticky<E: Sendable, R>(
-        of _: E.Type, _ body: (StickyStore<E>, UInt64, inout [StickyStore<E>.Entry]) -> R
-    ) -> R? {
-        var released: [StickyStore<E>.Entry] = []
-        let result = withIndex { index, retired in
-            index.expireAllDueSticky(retired: &retired)
-            return index.withStickyStore(of: E.self) { store, now in body(store, now, &released) }
+    /// Runs `body` under the lock on `E`'s sticky store, if it has one, and the time, after letting
+    /// go of a few expired sticky events of the bus (``TypeIndex/expiriesPerOperation``, as every
+    /// operation does: `body` checks the deadlines of what it reads); what `body` removes (into
+    /// its last argument) is released after unlocking. `body` must not run user code.
+    func sticky<E: Sendable, R>(of _: E.Type, _ body: (StickyStore<E>, UInt64, inout Retired) -> R) -> R? {
+        withIndex { index, retired in
+            index.expireSticky(limit: TypeIndex.expiriesPerOperation, retired: &retired)
+            return index.withStickyStore(of: E.self) { store, now in body(store, now, &retired) }
         }
-        _ = consume released  // released here, with no lock held
-        return result
     }
 
     /// The number of sticky events on the bus, after letting go of the expired ones.
-    var stickyCount: Int {
-        withIndex { index, retired in
-            index.expireAllDueSticky(retired: &retired)
-            return index.stickyCount
+    var stickyCount: Int { afterExpiringDueSticky { index in index.stickyCount } }
+
+    /// The number of sticky events of `E`, after letting go of the expired ones.
+    func stickyCount<E: Sendable>(of _: E.Type) -> Int {
+        afterExpiringDueSticky { index in index.stickyStore(of: E.self)?.count ?? 0 }
+    }
+
+    /// Sticky events a count lets go of at most per critical section (see
+    /// ``afterExpiringDueSticky(_:)``).
+    static let stickyExpiryBatch = 64
+
+    /// Lets go of every expired sticky event still queued, `stickyExpiryBatch` at most per
+    /// critical section (the lock is let go of between batches, as `purge` does), and runs `body`
+    /// in the one that found none due. O(1) amortised: each step follows the dispatch that queued
+    /// or postponed the item.
+    private func afterExpiringDueSticky<R>(_ body: (inout TypeIndex) -> R) -> R {
+        while true {
+            let result: R? = withIndex { index, retired in
+                index.expireSticky(limit: Self.stickyExpiryBatch, retired: &retired) ? body(&index) : nil
+            }
+            if let result { return result }
+            Locked<TypeIndex>.yieldToWaiters()
         }
     }
 

@@ -91,6 +91,9 @@ struct TypeIndex {
     private var emptyBucketsHead = 0
     static let emptyBucketGrace: UInt64 = 64
 
+    /// Expired sticky events an operation lets go of at most (see ``expireSticky(limit:retired:)``).
+    static let expiriesPerOperation = 2
+
     /// Sweep weights, in eighths of a node.
     enum Work: Int {
         case subscribe = 16
@@ -258,7 +261,7 @@ struct TypeIndex {
         if emptyBucketsHead < emptyBuckets.count { removeOneEmptyBucket(retired: &retired) }
         // A queued item is a kept event's, so counted: no sticky event, no look at the queue (a
         // load fewer for every operation of a bus without any).
-        if stickyCount != 0 && !expiries.isEmpty { expireSticky(limit: 2, retired: &retired) }
+        if stickyCount != 0 && !expiries.isEmpty { expireSticky(limit: Self.expiriesPerOperation, retired: &retired) }
         guard ownedCount > 0 else { return }
         sweepCredit += work.rawValue * times
         while sweepCredit >= 8 && !sweep.isFull {
@@ -599,7 +602,7 @@ struct TypeIndex {
         let replaced = store.store(
             event.pointee, key: key, policy: policy, sequence: stickySequence, now: now, mayBeReceived: mayBeReceived)
         stickyCount += store.count - before
-        if !replaced.isEmpty { retired.add(ReleasedLater(replaced)) }
+        if let replaced { retired.add(replaced) }
         guard case .untilDelivered = policy.kind, mayBeReceived else { return 0 }
         return stickySequence
     }
@@ -643,13 +646,15 @@ struct TypeIndex {
 
     /// Takes up to `limit` steps of letting go of the sticky events whose TTL has passed: each
     /// lets go of one, or moves the queue item of one whose deadline a later dispatch postponed.
-    /// O(log n) a step, n being the slots with a TTL event.
-    mutating func expireSticky(limit: Int, retired: inout Retired) {
+    /// O(log n) a step, n being the slots with a TTL event. Returns whether no item is due any
+    /// more (it stopped before `limit`).
+    @discardableResult
+    mutating func expireSticky(limit: Int, retired: inout Retired) -> Bool {
         let now = clock.now
         for _ in 0..<limit {
             let item: ExpiryQueue.Item
             switch expiries.popDue(now: now) {
-            case .none: return
+            case .none: return true
             case .postponed: continue
             case .expired(let expired): item = expired
             }
@@ -659,13 +664,7 @@ struct TypeIndex {
             stickyCount += sticky.count - before
             noteMaybeEmpty(bucket)
         }
-    }
-
-    /// Lets go of every sticky event whose TTL has passed: one step per slot whose item is due at
-    /// most (a postponed item moves past `now`). Amortised: each such step follows a dispatch that
-    /// queued or postponed the item.
-    mutating func expireAllDueSticky(retired: inout Retired) {
-        expireSticky(limit: expiries.count, retired: &retired)
+        return false
     }
 }
 

@@ -161,8 +161,12 @@ public final class EventNode: Sendable {
     /// ```
     public var route: [String] { ChainRoute.names(from: self) }
 
-    /// This node and its mounted descendants, one per line, indented by depth, children in the
-    /// order they were mounted. For debugging: O(size of the subtree).
+    /// This node and its mounted descendants, one per line, children in the order they were
+    /// mounted, indented by two spaces per level below this node. From depth 33 on, the indentation
+    /// stops growing and the line gives its depth in brackets instead (`[40] Cell`), so the text
+    /// stays linear in the number of nodes however deep the tree is. For debugging: O(size of the
+    /// subtree), iterative (no recursion at any depth), taking the tree's lock once per node; mounts
+    /// made meanwhile may or may not show.
     ///
     /// ```swift
     /// let root = EventNode(name: "Root")
@@ -171,17 +175,11 @@ public final class EventNode: Sendable {
     /// // Root
     /// //   Cell
     /// ```
-    public var treeDescription: String {
-        var lines: [String] = []
-        Self.describe(link, depth: 0, into: &lines)
-        return lines.joined(separator: "\n")
-    }
+    public var treeDescription: String { ChainTree.describe(from: link) }
 
-    private static func describe(_ link: ChainLink, depth: Int, into lines: inout [String]) {
-        lines.append(String(repeating: "  ", count: depth) + link.name)
-        let children = ChainTree.lock.withLock { _ in link.children.values.sorted { $0.order < $1.order }.map(\.link) }
-        for child in children { describe(child, depth: depth + 1, into: &lines) }
-    }
+    /// The depth from which a ``treeDescription`` line is no longer indented further but gives its
+    /// depth in brackets.
+    static var treeIndentationLimit: Int { 32 }
 
     // MARK: - Subscribing
 

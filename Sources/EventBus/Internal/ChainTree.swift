@@ -50,4 +50,22 @@ enum ChainTree {
             next = node.link
         }
     }
+
+    /// ``EventNode/treeDescription`` of `top`: depth first with an explicit stack (no recursion),
+    /// one line per node, its indentation capped at ``EventNode/treeIndentationLimit`` levels.
+    static func describe(from top: ChainLink) -> String {
+        var text = ""
+        // The nodes still to write, the next one last, with their depth below `top`.
+        var pending: [(link: ChainLink, depth: Int)] = [(top, 0)]
+        while let (link, depth) = pending.popLast() {
+            if depth > 0 { text += "\n" }
+            let indentation = min(depth, EventNode.treeIndentationLimit)
+            text += String(repeating: "  ", count: indentation)
+            if depth > indentation { text += "[\(depth)] " }
+            text += link.name
+            let children = lock.withLock { _ in link.children.values.sorted { $0.order < $1.order }.map(\.link) }
+            pending.append(contentsOf: children.reversed().lazy.map { ($0, depth + 1) })
+        }
+        return text
+    }
 }

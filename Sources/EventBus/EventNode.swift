@@ -81,16 +81,9 @@ public final class EventNode: Sendable {
     }
 
     deinit {
-        // The link is gone: children become roots, the parent forgets it, its provided parent is
-        // let go (it may capture nodes whose links hold this one), and its bus is left to the posts
-        // in progress (the last of them ends the subscriptions). Released after unlocking.
-        let released = ChainTree.lock.withLock { _ in
-            link.parent?.children[ObjectIdentifier(link)] = nil
-            let children = link.children
-            link.children = [:]
-            return (link.parent.take(), children, link.bus.take(), link.providedParent.take())
-        }
-        _ = released  // released here, with no lock held
+        // The link is gone: children become roots, the parent forgets it, and what it held is let go
+        // after unlocking (see ChainTree.remove).
+        ChainTree.remove(link)
     }
 
     // MARK: - The tree
@@ -100,7 +93,10 @@ public final class EventNode: Sendable {
     ///
     /// Remounting moves the node (with its subtree). A mounted parent takes precedence over a
     /// provided one (``init(name:parent:)``). Posts already in progress keep the route they
-    /// started with. Cost: O(depth of `parent`) under a process-wide lock (the cycle check); safe
+    /// started with. Cost: O(min(depth of `parent`, size of this node's subtree)) under the tree's
+    /// process-wide lock, which posts never take (the cycle check walks up from `parent` and down
+    /// from this node in turn): O(1) for a node with no children (building top-down) or onto a root
+    /// (building bottom-up), O(n log n) in all to build any tree of n nodes by mounting roots. Safe
     /// from any thread, from inside handlers too.
     ///
     /// ```swift
@@ -111,22 +107,7 @@ public final class EventNode: Sendable {
     /// ```
     @discardableResult
     public func mount(on parent: EventNode) -> Bool {
-        let id = ObjectIdentifier(link)
-        let (mounted, old) = ChainTree.lock.withLock { changes -> (Bool, ChainLink?) in
-            var cursor: ChainLink? = parent.link
-            while let ancestor = cursor, ancestor.bus != nil {
-                if ancestor === link { return (false, nil) }
-                cursor = ancestor.parent
-            }
-            let old = link.parent.take()
-            old?.children[id] = nil
-            changes &+= 1
-            link.parent = parent.link
-            parent.link.children[id] = (changes, link)
-            return (true, old)
-        }
-        _ = consume old  // released with no lock held
-        return mounted
+        ChainTree.mount(link, on: parent.link).mounted
     }
 
     /// Detaches this node from its mounted parent: it becomes a root (or follows its provided
@@ -140,18 +121,13 @@ public final class EventNode: Sendable {
     /// assert(cell.route == ["Cell"])
     /// ```
     public func unmount() {
-        let old: ChainLink? = ChainTree.lock.withLock { changes in
-            let old = link.parent.take()
-            old?.children[ObjectIdentifier(link)] = nil
-            changes &+= 1
-            return old
-        }
-        _ = consume old  // released with no lock held
+        ChainTree.unmount(link)
     }
 
     /// The names of the nodes a post from here would visit now, this node first.
     ///
-    /// Asks provided parents (see ``init(name:parent:)``). O(depth).
+    /// Asks provided parents (see ``init(name:parent:)``). O(depth): each node's own lock once, none
+    /// that other chains or mounts take.
     ///
     /// ```swift
     /// let root = EventNode(name: "Root")
@@ -161,8 +137,12 @@ public final class EventNode: Sendable {
     /// ```
     public var route: [String] { ChainRoute.names(from: self) }
 
-    /// This node and its mounted descendants, one per line, indented by depth, children in the
-    /// order they were mounted. For debugging: O(size of the subtree).
+    /// This node and its mounted descendants, one per line, children in the order they were
+    /// mounted, indented by two spaces per level below this node. From depth 33 on, the indentation
+    /// stops growing and the line gives its depth in brackets instead (`[40] Cell`), so the text
+    /// stays linear in the number of nodes however deep the tree is. For debugging: O(size of the
+    /// subtree), iterative (no recursion at any depth), taking the tree's lock once per node; mounts
+    /// made meanwhile may or may not show.
     ///
     /// ```swift
     /// let root = EventNode(name: "Root")
@@ -171,17 +151,11 @@ public final class EventNode: Sendable {
     /// // Root
     /// //   Cell
     /// ```
-    public var treeDescription: String {
-        var lines: [String] = []
-        Self.describe(link, depth: 0, into: &lines)
-        return lines.joined(separator: "\n")
-    }
+    public var treeDescription: String { ChainTree.describe(from: link) }
 
-    private static func describe(_ link: ChainLink, depth: Int, into lines: inout [String]) {
-        lines.append(String(repeating: "  ", count: depth) + link.name)
-        let children = ChainTree.lock.withLock { _ in link.children.values.sorted { $0.order < $1.order }.map(\.link) }
-        for child in children { describe(child, depth: depth + 1, into: &lines) }
-    }
+    /// The depth from which a ``treeDescription`` line is no longer indented further but gives its
+    /// depth in brackets.
+    static var treeIndentationLimit: Int { 32 }
 
     // MARK: - Subscribing
 
@@ -299,11 +273,11 @@ public final class EventNode: Sendable {
     /// during a post receives it if the post has not reached its node yet (at each node, the bus's
     /// rule: subscribers made after the node's delivery started do not receive it).
     ///
-    /// Cost: O(depth) plus the subscribers reached: one acquisition of the tree's lock to fix the
-    /// route (more only after provided parents), then per node one atomic load to see whether it
-    /// may have interceptors or subscribers of the type, its own lock once if it may, and once more
-    /// for each of those it has; none held while user code runs; no allocation for routes of up to
-    /// 24 nodes.
+    /// Cost: O(depth) plus the subscribers reached: per node, its link's own lock once to fix the
+    /// route (no lock that another chain's posts or any mount take), one atomic load to see whether
+    /// it may have interceptors or subscribers of the type, its own subscriptions' lock once if it
+    /// may, and once more for each of those it has; none held while user code runs; no allocation
+    /// for routes of up to 24 nodes.
     ///
     /// ```swift
     /// let root = EventNode(name: "Root")

@@ -100,7 +100,8 @@ public final class MainActorEventNode: Sendable {
     @MainActor
     public var route: [String] { node.route }
 
-    /// This node and its mounted descendants, indented. See ``EventNode/treeDescription``.
+    /// This node and its mounted descendants, indented (past depth 32, the depth is written in
+    /// brackets instead). See ``EventNode/treeDescription``.
     ///
     /// ```swift
     /// print(MainActorEventNode(name: "Root").treeDescription)   // "Root"

@@ -1,53 +1,128 @@
-/// The lock behind every node's mounted parent, and the walk that fixes a post's route.
+/// The tree's shape: mounting (with its cycle check), unmounting, a node's deinit, and the tree's
+/// description.
 ///
-/// One process-wide lock, so that `mount` can refuse a cycle against a consistent tree: mounts are
-/// serialized, so the mounted-parent graph is acyclic at every instant. A walk holds it while it
-/// follows mounted parents (O(depth), no user code: it only retains links and buses, and a node's
-/// deinit releases what it held after unlocking); the references it takes are kept by the caller's
-/// route and released after unlocking. A provided parent (a closure, user code) is asked with the
-/// lock released.
+/// Changes of shape are serialized by one process-wide lock, so the mounted-parent graph is acyclic
+/// at every instant; a post never takes that lock. It reads each link of its route under the link's
+/// own lock (see ``ChainLink``), and the change count tells it whether its route may have met a link
+/// that moved meanwhile (then it checks for repeats: ``ChainRoute``).
 enum ChainTree {
-    /// The lock; its state counts the tree's changes (mounts and unmounts), which also orders a
-    /// node's children. Not `Locked<Void>`: a zero-sized state shares its address with the lock's
-    /// header, which TSan then reports as an access race between the exclusivity check of one
-    /// critical section and another's lock call.
-    static let lock = Locked<UInt64>(0)
+    /// The lock of the tree's shape; its state counts the changes (mounts and unmounts). Not
+    /// `Locked<Void>`: a zero-sized state shares its address with the lock's header, which TSan then
+    /// reports as an access race between the exclusivity check of one critical section and another's
+    /// lock call.
+    static let lock = Locked<Int>(0)
 
-    /// Calls `visit` with each stop of `start`'s route, bottom-up, `start` first: the link and its
-    /// bus, unretained (under the lock, the tree keeps them alive). `visit` runs no user code (it is
-    /// called under the lock) and retains what it keeps; it returns `false` to end the route.
-    /// `repeats`: whether the link may already be in the route (it was reached through a provided
-    /// parent, which `mount`'s cycle check cannot see). A gone parent counts as none.
-    static func walk(
-        from start: ChainLink, _ visit: (_ link: ChainLink, _ bus: Unmanaged<EventBus>, _ repeats: Bool) -> Bool
-    ) {
-        var next: ChainLink? = start
-        var repeats = false
-        while let first = next {
-            // Unmanaged: under the lock, each link is kept alive by its child (the first by `next`).
-            var last = Unmanaged.passUnretained(first)
-            var ended = false
-            var provide: (@Sendable () -> EventNode?)?
-            lock.withLock { _ in
-                while true {
-                    let (bus, parent) = last._withUnsafeGuaranteedRef { link in
-                        (link.bus.map(Unmanaged.passUnretained), link.parent.map(Unmanaged.passUnretained))
-                    }
-                    guard let bus, last._withUnsafeGuaranteedRef({ visit($0, bus, repeats) }) else {
-                        ended = true
-                        return
-                    }
-                    guard let parent, parent._withUnsafeGuaranteedRef({ $0.bus != nil }) else {
-                        provide = last._withUnsafeGuaranteedRef(\.providedParent)
-                        return
-                    }
-                    last = parent
+    /// The count of the changes whose writes are done (stored after them): what a post compares
+    /// links' ``ChainLink/State/changed`` with, read with no lock.
+    static let completed = AtomicCounter()
+
+    /// Makes `parent` the mounted parent of `link` unless `parent` is `link` or one of its mounted
+    /// descendants; returns whether it did, and the steps its cycle check took.
+    ///
+    /// The check walks up from `parent` and down `link`'s subtree in turn, and stops when either
+    /// walk ends: O(min(depth of `parent`, size of `link`'s subtree)) under the lock. So mounting a
+    /// new leaf (building top-down) or onto a new root (building bottom-up) takes O(1), and building
+    /// a tree by mounting roots in any order O(n log n) in all (each step is charged to the smaller
+    /// of the two trees).
+    static func mount(_ link: ChainLink, on parent: ChainLink) -> (mounted: Bool, steps: Int) {
+        let (result, old) = lock.withLock { changes -> ((mounted: Bool, steps: Int), ChainLink?) in
+            let (cycle, steps) = isCycle(mounting: link, on: parent)
+            if cycle { return ((false, steps), nil) }
+            changes &+= 1
+            let old = link.state.withLock { [changes] state in
+                defer {
+                    state.parent = parent
+                    state.changed = changes
                 }
+                return state.parent
             }
-            // Asked with the lock released (user code).
-            guard !ended, let provide, let node = provide() else { return }
-            repeats = true
-            next = node.link
+            old?.removeChild(link)
+            parent.appendChild(link)
+            completed.store(changes)
+            return ((true, steps), old)
         }
+        _ = consume old  // released with no lock held
+        return result
+    }
+
+    /// Detaches `link` from its mounted parent, if any. O(1).
+    static func unmount(_ link: ChainLink) {
+        let old: ChainLink? = lock.withLock { changes in
+            changes &+= 1
+            let old = link.state.withLock { [changes] state in
+                state.changed = changes
+                return state.parent.take()
+            }
+            old?.removeChild(link)
+            completed.store(changes)
+            return old
+        }
+        _ = consume old  // released with no lock held
+    }
+
+    /// The node of `link` is deallocated: the link is gone (children become roots), leaves its
+    /// parent, drops its children list, and lets go of its provided parent (which may capture nodes
+    /// whose links hold this one) and of its bus (left to the posts in progress: the last of them
+    /// ends the subscriptions). O(1); what it let go of is released after unlocking.
+    static func remove(_ link: ChainLink) {
+        let released = lock.withLock { _ in
+            let released = link.state.withLock { state in
+                (state.parent.take(), state.bus.take(), state.providedParent.take())
+            }
+            released.0?.removeChild(link)
+            link.gone = true
+            link.firstChild = nil
+            link.lastChild = nil
+            return released
+        }
+        _ = released  // released here, with no lock held
+    }
+
+    /// Whether `parent` is `link` or one of its mounted descendants (a gone link counts as no
+    /// parent), and the steps taken: a step up from `parent` and one down `link`'s subtree in turn.
+    private static func isCycle(mounting link: ChainLink, on parent: ChainLink) -> (Bool, steps: Int) {
+        var up: ChainLink? = parent
+        // The subtree's links still to visit (each one's next siblings and children come after it).
+        var down: [ChainLink] = []
+        if let first = link.firstChild { down.append(first) }
+        var steps = 0
+        while true {
+            steps += 1
+            guard let ancestor = up else { return (false, steps) }
+            if ancestor === link { return (true, steps) }
+            up = ancestor.state.withLock(\.parent).flatMap { $0.gone ? nil : $0 }
+            guard let descendant = down.popLast() else { return (false, steps) }
+            if descendant === parent { return (true, steps) }
+            if let next = descendant.nextSibling { down.append(next) }
+            if let child = descendant.firstChild { down.append(child) }
+        }
+    }
+
+    /// ``EventNode/treeDescription`` of `top`: depth first with an explicit stack (no recursion),
+    /// one line per node, its indentation capped at ``EventNode/treeIndentationLimit`` levels. Takes
+    /// ``lock`` once per node, for O(1).
+    static func describe(from top: ChainLink) -> String {
+        var text = ""
+        // The nodes still to write, the next one last, with the parent they were listed under
+        // (nil for `top`) and their depth below `top`.
+        var pending: [(link: ChainLink, parent: ChainLink?, depth: Int)] = [(top, nil, 0)]
+        while let (link, parent, depth) = pending.popLast() {
+            // Written unless it left that parent since (then the siblings after it are left out too).
+            let listed = lock.withLock { _ -> Bool in
+                if let parent {
+                    guard !parent.gone, link.state.withLock(\.parent) === parent else { return false }
+                    if let next = link.nextSibling { pending.append((next, parent, depth)) }
+                }
+                if let child = link.firstChild { pending.append((child, link, depth + 1)) }
+                return true
+            }
+            guard listed else { continue }
+            if depth > 0 { text += "\n" }
+            let indentation = min(depth, EventNode.treeIndentationLimit)
+            text += String(repeating: "  ", count: indentation)
+            if depth > indentation { text += "[\(depth)] " }
+            text += link.name
+        }
+        return text
     }
 }

@@ -38,8 +38,9 @@ extension EventBus {
     }
 
     /// Removes the sticky events kept for `type` and `key` (`nil`: the events without a key);
-    /// returns how many it removed. An ``StickyPolicy/untilDelivered`` event whose dispatch is
-    /// still delivering it on another thread is removed too (not counted): it will not be kept.
+    /// returns how many it removed. An ``StickyPolicy/untilDelivered`` event held back while its
+    /// delivery is under way (on another thread, or enqueued and not run yet) is removed too (not
+    /// counted): it will not be kept.
     ///
     /// ```swift
     /// bus.removeSticky(LoginEvent.self)   // e.g. at logout

@@ -10,6 +10,10 @@ protocol StickySlots: AnyObject {
     func expire(_ item: ExpiryQueue.Item, now: UInt64) -> AnyObject?
     /// Removes every entry; returns them, to be released after unlocking.
     func removeAll() -> AnyObject?
+    /// Settles the held entry `sequence` of `key`, if it is still there: removed if a delivery
+    /// received it (`received`), kept for the next taker otherwise. Returns what it removed, to be
+    /// released after unlocking.
+    func settle(key: String?, sequence: UInt64, received: Bool) -> AnyObject?
 }
 
 /// The sticky events of one event type on one bus, per key, oldest first. Only touched under the
@@ -17,12 +21,13 @@ protocol StickySlots: AnyObject {
 ///
 /// An `.untilDelivered` entry is *held* while a delivery that may be its one taker is under way
 /// with no lock held: its dispatch's, when that found live subscribers (any of them may turn out
-/// to have lost its owner), or a replay's that took it. A held entry is not returned, replayed,
-/// taken or counted; a newer sticky dispatch of its key still replaces it (`.last(n)` counts it
-/// among its `n`), and `remove` removes it. Once the delivery is over, `settle` removes it if the
-/// delivery reached someone, and otherwise keeps it, in its place, for the next taker. So it is
-/// kept exactly when nobody received it, and taken at most once; a replaying subscriber that
-/// subscribes while it is held gets it neither live nor replayed, even if it is kept afterwards.
+/// to have lost its owner), or a replay's that took it, until the deliveries they enqueued have
+/// run too (see ``StickyHold``). A held entry is not returned, replayed, taken or counted; a newer
+/// sticky dispatch of its key still replaces it (`.last(n)` counts it among its `n`), and `remove`
+/// removes it. `settle` removes it as soon as a handler ran for it, and otherwise, once every
+/// delivery is over, keeps it, in its place, for the next taker. So it is kept exactly when nobody
+/// received it, and taken at most once; a replaying subscriber that subscribes while it is held
+/// gets it neither live nor replayed, even if it is kept afterwards.
 ///
 /// A slot that holds an event with a TTL has one item in the bus's ``ExpiryQueue``, kept in step
 /// by `replace`, through which every change of a slot goes.
@@ -127,19 +132,19 @@ final class StickyStore<E: Sendable>: StickySlots {
         return found
     }
 
-    /// Settles the held entry `sequence` of `key`, if it is still there: removed (into `released`)
-    /// if its delivery reached someone (`received`), kept for the next taker otherwise.
-    func settle(key: String?, sequence: UInt64, received: Bool, released: inout [Entry]) {
+    func settle(key: String?, sequence: UInt64, received: Bool) -> AnyObject? {
         guard var kept = slots[key]?.entries, let i = kept.firstIndex(where: { $0.sequence == sequence && $0.isHeld })
         else {
-            return
+            return nil
         }
+        var removed: AnyObject?
         if received {
-            released.append(kept.remove(at: i))
+            removed = ReleasedLater(kept.remove(at: i))
         } else {
             kept[i].isHeld = false
         }
         replace(key, with: kept)
+        return removed
     }
 
     /// Removes and returns the latest live entry of `key` that is not held; expired ones go to

@@ -15,6 +15,13 @@ struct StickyEnqueuedTakerTests {
 
     final class Owner: Sendable {}
 
+    protocol Work: Sendable { var id: Int { get } }
+
+    struct Urgent: Event, Work, DeliveredAsSupertypes {
+        let id: Int
+        static var supertypes: [Supertype<Self>] { [.as((any Work).self) { $0 }] }
+    }
+
     @Test("A queued replaying taker disposed before its queue runs leaves the event kept for the next taker")
     func queuedReplayDisposed() {
         let bus = EventBus()
@@ -131,6 +138,31 @@ struct StickyEnqueuedTakerTests {
         #expect(gate.open())
         #expect(calls.value == 0)
         #expect(bus.sticky(Job.self) == Job(id: 3))
+    }
+
+    @Test("Queued supertype subscribers and monitors: disposed before their queue runs, they leave it kept")
+    func supertypesAndMonitorsQueued() {
+        let bus = EventBus()
+        let queue = DispatchQueue(label: "sticky.supertypes.queued")
+        let got = Shared<[String]>([])
+        let tokens = [
+            bus.on(anyOf: (any Work).self).atQueue(queue).next { got.append("work-\($0.id)") },
+            bus.on(Urgent.self).monitor().atQueue(queue).next { got.append("monitor-\($0.id)") },
+            bus.on(anyOf: (any Work).self).monitor().atQueue(queue).next { got.append("work-monitor-\($0.id)") },
+        ]
+        queue.suspend()
+        bus.dispatch(Urgent(id: 1), sticky: .untilDelivered)
+        for token in tokens { token.dispose() }
+        queue.resume()
+        #expect(drain(queue))
+        #expect(got.value.isEmpty)
+        #expect(bus.sticky(Urgent.self)?.id == 1, "nobody received it, so it is kept")
+        // One of them left: it receives the next one, which is then not kept.
+        _ = bus.on(anyOf: (any Work).self).monitor().atQueue(queue).next { got.append("work-monitor-\($0.id)") }
+        bus.dispatch(Urgent(id: 2), sticky: .untilDelivered)
+        #expect(drain(queue))
+        #expect(got.value == ["work-monitor-2"])
+        #expect(bus.stickyCount == 0)
     }
 
     @Test("A synchronous subscriber and a queued one of the same dispatch both get it; it is not kept")

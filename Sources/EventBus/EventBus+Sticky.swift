@@ -40,9 +40,10 @@ extension EventBus {
     }
 
     /// Removes the sticky events kept for `type` and `key` (`nil`: the events without a key);
-    /// returns how many it removed. An ``StickyPolicy/untilDelivered`` event whose dispatch is
-    /// still delivering it on another thread is removed too (not counted): it will not be kept.
-    /// O(1): the events are released after the bus's lock, however many there are.
+    /// returns how many it removed. An ``StickyPolicy/untilDelivered`` event held back while its
+    /// delivery is under way (on another thread, or enqueued and not run yet) is removed too (not
+    /// counted): it will not be kept. O(1): the events are released after the bus's lock, however
+    /// many there are.
     ///
     /// ```swift
     /// bus.removeSticky(LoginEvent.self)   // e.g. at logout

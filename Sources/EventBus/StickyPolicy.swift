@@ -63,18 +63,31 @@ public struct StickyPolicy: Sendable, Equatable, CustomStringConvertible {
     /// ``SubscriberMaker/replayingSticky()`` subscriber of its type and key (or
     /// ``EventBus/takeSticky(_:ofType:)``) gets it, and it is gone for everyone else.
     ///
-    /// "Nobody received it" is decided once the dispatch has delivered it, from what it reached,
-    /// as for a dead event: a delivery started or enqueued, to a subscription of the type and key
-    /// (monitors included) or of one of its supertypes (see ``DeliveredAsSupertypes``). A
-    /// subscription whose owner turns out to be gone, or that ended meanwhile, does not count. A
-    /// replaying subscriber that cannot take it after all (its owner is gone) leaves it for the
-    /// next taker. Like every sticky dispatch, it replaces what was kept for its type and key: once
+    /// "Received" is decided when a handler runs for it, for every mode: a subscription of the
+    /// type and key (monitors included) or of one of its supertypes (see
+    /// ``DeliveredAsSupertypes``), synchronous, queued (``SubscriberMaker/atQueue(_:)``) or
+    /// main-actor, live or replayed. An enqueued delivery counts when it runs on its queue, not
+    /// when it is enqueued: one whose subscription was disposed, or whose owner is gone, by then
+    /// does not count, and a taker that cannot take it after all (disposed, or its owner gone,
+    /// before its queue ran) leaves it for the next taker. An event stream
+    /// (``EventBus/events(of:ofType:bufferingPolicy:file:line:)``) receives it when it is yielded
+    /// into the stream's buffer, on the dispatching thread, whether its consumer takes it out later
+    /// or not. Like every sticky dispatch, it replaces what was kept for its type and key: once
     /// received, nothing is kept.
     ///
-    /// While a dispatch that found subscribers is delivering it, the event is held back: not
-    /// replayed, returned or counted. A replaying subscriber that subscribes in that window (on
-    /// another thread) gets it neither live nor replayed, even if nobody received it and it is
-    /// kept afterwards; it is then there for the next taker. It is never taken twice.
+    /// A live dispatch delivers it to all its subscribers, as any dispatch does (the dispatch is
+    /// its one taker); a replay delivers it to the one subscriber that took it. While a delivery
+    /// that may receive it is under way, the event is held back: not replayed, returned or
+    /// counted. That is while its dispatch, if it found subscribers, delivers it and until the
+    /// deliveries it enqueued have run, or until the enqueued replay that took it has run. A
+    /// replaying subscriber that subscribes in that window (on another thread) gets it neither live
+    /// nor replayed, even if nobody received it and it is kept afterwards; it is then there for the
+    /// next taker. It is never taken twice.
+    ///
+    /// Cost: a dispatch that finds subscribers allocates one small object for the hold and takes
+    /// the bus lock once more after delivering (O(k), k the events kept for the key: one unless
+    /// `.last(n)` came after it); each delivery it (or a replay) enqueues takes the lock once more
+    /// when it runs, O(k) too.
     ///
     /// ```swift
     /// EventBus.shared.dispatch(LoginEvent(userID: "42"), sticky: .untilDelivered)

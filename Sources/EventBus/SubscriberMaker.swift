@@ -108,7 +108,8 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     /// thread before `next` returns (a dispatch on another thread at the same time may reach it
     /// first); a queued or main-actor (registered off the main thread) subscriber gets it enqueued
     /// before any live delivery. A ``StickyPolicy/untilDelivered`` event is taken by the first
-    /// replaying subscriber and is gone for the others.
+    /// replaying subscriber and is gone for the others; if that subscriber's handler never runs for
+    /// it (disposed, or its owner gone, before its queue ran), it is kept for the next taker.
     ///
     /// ```swift
     /// bus.dispatch(LoginEvent(userID: "42"), sticky: .latest)

@@ -74,4 +74,8 @@ struct Outcome: Equatable {
 
     /// Whether the delivery reached someone (``reached`` is 1).
     var isReached: Bool { reached != 0 }
+
+    /// Whether the handler ran (reached, not enqueued): what makes an `.untilDelivered` event
+    /// received.
+    var ranHandler: Bool { bits & 3 == 1 }
 }

@@ -49,8 +49,14 @@ struct DispatchPlan {
     private(set) var leftMonitors = false
     /// The next node to visit, pinned, when a chunk filled before the route ended.
     private var cursor: Unmanaged<SubscriptionNode>?
+    /// The `.untilDelivered` event the dispatch holds, if any: every delivery is made holding it
+    /// (`SubscriptionNode.deliver(_:holding:)`), so those enqueued finish it when they run.
+    // Unmanaged: the dispatch that made the hold holds it until its last walk is over (a reference
+    // here would make the plan non-trivial, which costs every dispatch).
+    var hold: Unmanaged<StickyHold>?
 
     // Unmanaged: the chunk's nodes are pinned or retained (see the type's comment).
+    @inline(__always)
     init(includingUnkeyed: Bool, chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>) {
         self.includingUnkeyed = includingUnkeyed
         self.chunk = chunk
@@ -61,13 +67,15 @@ struct DispatchPlan {
     mutating func limit(to walk: SubscriptionIndex.Walk) {
         switch walk {
         case .all: break
-        case .handlers(let stopped, let upTo):
+        case .handlers(let stopped, let upTo, let hold):
             isHandlersOnly = true
             isStopped = stopped
             self.upTo = upTo
-        case .monitors(let upTo):
+            self.hold = hold
+        case .monitors(let upTo, let hold):
             isStopped = true
             self.upTo = upTo
+            self.hold = hold
         }
     }
 
@@ -211,11 +219,13 @@ struct DispatchPlan {
     /// Delivers the event at `event` (of the walked type) chunk by chunk, no lock held while
     /// handlers run, reclaiming the subscriptions whose owner turned out to be gone.
     mutating func run(_ event: UnsafeRawPointer, key: String?, in container: SubscriptionIndex) {
-        while count > 0 {
-            let slots = chunk.baseAddress.unsafelyUnwrapped
-            let end = slots + count
-            var delivery = ChunkDelivery(first: slots, isStopped: isStopped)
+        if let hold {
+            runHolding(hold, event, key: key, in: container)
+            return
+        }
+        runChunks(key: key, in: container) { slots, count, delivery in
             var slot = slots
+            let end = slots + count
             if count == 1 {
                 // A chunk of one needs no run.
                 _ = slot.pointee._withUnsafeGuaranteedRef { $0.deliverAlone(event, at: slot, &delivery) }
@@ -227,6 +237,38 @@ struct DispatchPlan {
                     }
                 }
             }
+        }
+    }
+
+    /// ``run(_:key:in:)`` holding an `.untilDelivered` event: one node at a time, each told of the
+    /// hold. Not inlined: it is off the plain dispatch path.
+    @inline(never)
+    // Unmanaged: see `hold`.
+    private mutating func runHolding(
+        _ hold: Unmanaged<StickyHold>, _ event: UnsafeRawPointer, key: String?, in container: SubscriptionIndex
+    ) {
+        runChunks(key: key, in: container) { slots, count, delivery in
+            var slot = slots
+            let end = slots + count
+            while slot != end {
+                slot = slot.pointee._withUnsafeGuaranteedRef {
+                    $0.deliverAlone(event, at: slot, holding: hold.takeUnretainedValue(), &delivery)
+                }
+            }
+        }
+    }
+
+    /// The chunk loop of ``run(_:key:in:)``: `deliver` delivers the chunk's slots (the first, and
+    /// how many) and counts in its delivery; the outcome is taken into the plan, then the next
+    /// chunk filled, until the route ends.
+    @inline(__always)
+    private mutating func runChunks(
+        key: String?, in container: SubscriptionIndex, _ deliver: (ChunkSlot, Int, inout ChunkDelivery) -> Void
+    ) {
+        while count > 0 {
+            let slots = chunk.baseAddress.unsafelyUnwrapped
+            var delivery = ChunkDelivery(first: slots, isStopped: isStopped)
+            deliver(slots, count, &delivery)
             isStopped = delivery.isStopped
             reached &+= delivery.reached
             enqueued &+= delivery.enqueued

@@ -10,6 +10,10 @@ protocol StickySlots: AnyObject {
     func expire(_ item: ExpiryQueue.Item, now: UInt64) -> AnyObject?
     /// Removes every entry; returns them, to be released after unlocking.
     func removeAll() -> AnyObject?
+    /// Settles the held entry `sequence` of `key`, if it is still there: removed if a delivery
+    /// received it (`received`), kept for the next taker otherwise. Returns what it removed, to be
+    /// released after unlocking.
+    func settle(key: String?, sequence: UInt64, received: Bool) -> AnyObject?
 }
 
 /// The sticky events of one event type on one bus, per key, oldest first. Only touched under the
@@ -17,12 +21,13 @@ protocol StickySlots: AnyObject {
 ///
 /// An `.untilDelivered` entry is *held* while a delivery that may be its one taker is under way
 /// with no lock held: its dispatch's, when that found live subscribers (any of them may turn out
-/// to have lost its owner), or a replay's that took it. A held entry is not returned, replayed,
-/// taken or counted; a newer sticky dispatch of its key still replaces it (`.last(n)` counts it
-/// among its `n`), and `remove` removes it. Once the delivery is over, `settle` removes it if the
-/// delivery reached someone, and otherwise keeps it, in its place, for the next taker. So it is
-/// kept exactly when nobody received it, and taken at most once; a replaying subscriber that
-/// subscribes while it is held gets it neither live nor replayed, even if it is kept afterwards.
+/// to have lost its owner), or a replay's that took it, until the deliveries they enqueued have
+/// run too (see ``StickyHold``). A held entry is not returned, replayed, taken or counted; a newer
+/// sticky dispatch of its key still replaces it (`.last(n)` counts it among its `n`), and `remove`
+/// removes it. `settle` removes it as soon as a handler ran for it, and otherwise, once every
+/// delivery is over, keeps it, in its place, for the next taker. So it is kept exactly when nobody
+/// received it, and taken at most once; a replaying subscriber that subscribes while it is held
+/// gets it neither live nor replayed, even if it is kept afterwards.
 ///
 /// Each key's entries are a ``RingBuffer``. Only the oldest entry of a key may have a TTL or be
 /// taken once (so held): `.latest(ttl:)` and `.untilDelivered` replace the key's entries with
@@ -167,18 +172,21 @@ final class StickyStore<E: Sendable>: StickySlots {
         return latest
     }
 
-    /// Settles the held entry `sequence` of `key`, if it is still there: removed (into `released`)
-    /// if its delivery reached someone (`received`), kept for the next taker otherwise. O(1).
-    func settle(key: String?, sequence: UInt64, received: Bool, released: inout [Entry]) {
+    /// Settles the held entry `sequence` of `key`, if it is still there: removed if a delivery
+    /// received it (`received`), kept for the next taker otherwise. Returns what it removed, to be
+    /// released after unlocking. O(1).
+    func settle(key: String?, sequence: UInt64, received: Bool) -> AnyObject? {
         // Only the oldest entry may be held.
-        guard let first = slots[key]?.entries.first, first.sequence == sequence, first.isHeld else { return }
+        guard let first = slots[key]?.entries.first, first.sequence == sequence, first.isHeld else { return nil }
+        var removed: AnyObject?
         update(key) { slot in
             if received {
-                released.append(slot.entries.removeFirst())
+                removed = ReleasedLater(slot.entries.removeFirst())
             } else {
                 slot.entries.updateFirst { $0.isHeld = false }
             }
         }
+        return removed
     }
 
     /// Removes and returns the latest live entry of `key` that is not held; an expired one goes to

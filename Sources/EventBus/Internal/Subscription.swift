@@ -32,6 +32,10 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         Self.withEvent(at: event, as: E.self) { event in deliver(event) }
     }
 
+    override func deliver(_ event: UnsafeRawPointer, holding hold: StickyHold) -> Outcome {
+        Self.withEvent(at: event, as: E.self) { event in deliver(event, holding: hold) }
+    }
+
     override var subscribedType: Any.Type { E.self }
 
     override var delivery: SubscriptionInfo.Delivery {
@@ -44,6 +48,13 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
 
     /// Delivers `event` as the body says: now, on its queue, or on the main actor.
     func deliver(_ event: E) -> Outcome {
+        deliver(event, holding: nil)
+    }
+
+    /// ``deliver(_:)``; a delivery it enqueues finishes `hold`, if there is one, when it runs (see
+    /// ``StickyHold``).
+    @inline(__always)
+    private func deliver(_ event: E, holding hold: StickyHold?) -> Outcome {
         switch body {
         case .immediate(let callback):
             return call(callback, event)
@@ -52,21 +63,23 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
             // thread, where its deinit could then run.
             guard isLive else { return .ended }
             container.deliveryEnqueued()
-            queue.async { self.finishEnqueued(self.call(callback, event)) }
+            queue.async { self.finishEnqueued(self.call(callback, event), holding: hold) }
             return .enqueued
         case .mainActor(let handler):
             if isOnMainQueue { return callOnMainQueue(handler, event) }
-            return enqueueOnMain(handler, event)
+            return enqueueOnMain(handler, event, holding: hold)
         }
     }
 
     /// Enqueues a main-actor delivery on the main queue (after the ones enqueued before it). Only
     /// liveness is checked here: the owner is read on the main queue. A stop the handler returns
     /// there is ignored: the dispatch that enqueued it is over.
-    func enqueueOnMain(_ handler: @escaping MainActorHandler<E>, _ event: E) -> Outcome {
+    private func enqueueOnMain(_ handler: @escaping MainActorHandler<E>, _ event: E, holding hold: StickyHold?)
+        -> Outcome
+    {
         guard isLive else { return .ended }
         container.deliveryEnqueued()
-        DispatchQueue.main.async { self.finishEnqueued(self.callOnMainQueue(handler, event)) }
+        DispatchQueue.main.async { self.finishEnqueued(self.callOnMainQueue(handler, event), holding: hold) }
         return .enqueued
     }
 
@@ -119,8 +132,10 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         return callWithOwner(nonisolated, event)
     }
 
-    /// After an enqueued delivery ran: a dead owner found there has the subscription reclaimed.
-    private func finishEnqueued(_ outcome: Outcome) {
+    /// After an enqueued delivery ran: a dead owner found there has the subscription reclaimed; the
+    /// `.untilDelivered` event it was enqueued with, if any, is received if the handler ran.
+    private func finishEnqueued(_ outcome: Outcome, holding hold: StickyHold?) {
+        if let hold { container.finishHolding(hold, received: outcome.ranHandler) }
         if outcome == .ownerGone { container.reclaim(CollectionOfOne(handle)) }
         container.deliveryFinished()
     }

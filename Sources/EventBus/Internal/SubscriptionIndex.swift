@@ -62,8 +62,10 @@ final class SubscriptionIndex: Sendable {
     /// delivered live, never both, never neither), then delivered: queued and off-main main-actor
     /// deliveries are enqueued before unlocking (so before any live one), the others are called
     /// on this thread before returning. The `.untilDelivered` events it replays are held for it
-    /// (see `StickyStore`) until it has delivered them: those it could not deliver (its owner was
-    /// gone, or it ended) are kept for the next taker.
+    /// (see `StickyStore`) until its handler ran for them, or did not (its owner was gone, or it
+    /// ended, by the time the delivery ran): those are kept for the next taker. An enqueued one
+    /// is held until its queue runs it (``StickyHold``, made under the lock like the enqueued
+    /// block itself).
     @usableFromInline
     func subscribe<E: Sendable>(
         _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits,
@@ -148,20 +150,24 @@ final class SubscriptionIndex: Sendable {
                 let keys = node.keys
                 replay =
                     index.withStickyStore(of: E.self) { store, now in
-                        let replay = store.entries(
-                            of: keys.isEmpty ? nil : keys, now: now, taking: true, released: &released)
-                        // Enqueueing runs no user code (the handlers run later, on their queue), so
-                        // what it takes is settled at once. An enqueued delivery counts as received.
-                        if enqueuesReplay {
-                            for entry in replay {
-                                let reached = node.deliver(event: entry.event).isReached
-                                guard entry.takeOnce else { continue }
-                                store.settle(
-                                    key: entry.key, sequence: entry.sequence, received: reached, released: &released)
-                            }
-                        }
-                        return replay
+                        store.entries(of: keys.isEmpty ? nil : keys, now: now, taking: true, released: &released)
                     } ?? []
+                // Enqueueing runs no user code (the handlers run later, on their queue). What it
+                // takes stays held until its delivery has run: received if the handler ran.
+                if enqueuesReplay {
+                    for entry in replay {
+                        guard entry.takeOnce else {
+                            _ = node.deliver(event: entry.event)
+                            continue
+                        }
+                        let hold = StickyHold(
+                            typeID: ObjectIdentifier(E.self), key: entry.key, sequence: entry.sequence)
+                        let outcome = node.deliver(event: entry.event, holding: hold)
+                        index.endHolding(
+                            hold, received: outcome.ranHandler, enqueued: outcome == .enqueued ? 1 : 0,
+                            retired: &retired)
+                    }
+                }
             }
             return node
         }
@@ -184,28 +190,48 @@ final class SubscriptionIndex: Sendable {
                 let held = replay.enumerated().lazy.filter(\.element.takeOnce).map {
                     (key: $0.element.key, sequence: $0.element.sequence, received: $0.offset < delivered)
                 }
-                settleHeld(E.self, held)
+                settleHeld(ObjectIdentifier(E.self), held)
             }
         }
         return node.map { EventToken($0.handle, in: self) } ?? .inert
     }
 
-    /// After a dispatch or a synchronous replay that held `.untilDelivered` events of `E` (see
-    /// `StickyStore`), in one critical section: keeps each for a taker if its delivery reached
-    /// nobody (`received` false), lets go of it otherwise. Not inlined: the dispatch path stays
-    /// free of the store's generic types.
-    @inline(never)
-    private func settleHeld<E: Sendable>(
-        _: E.Type, _ held: some Sequence<(key: String?, sequence: UInt64, received: Bool)>
+    /// After a synchronous replay that held `.untilDelivered` events of the type `typeID` (see
+    /// `StickyStore`), in one critical section: keeps each for a taker if no handler ran for it
+    /// (`received` false), lets go of it otherwise.
+    private func settleHeld(
+        _ typeID: ObjectIdentifier, _ held: some Sequence<(key: String?, sequence: UInt64, received: Bool)>
     ) {
-        var released: [StickyStore<E>.Entry] = []
-        withIndex { index, _ in
+        withIndex { index, retired in
             for entry in held {
-                index.settleSticky(
-                    E.self, key: entry.key, sequence: entry.sequence, received: entry.received, released: &released)
+                index.settleHeld(
+                    typeID, key: entry.key, sequence: entry.sequence, received: entry.received, retired: &retired)
             }
         }
-        _ = consume released  // released here, with no lock held
+    }
+
+    /// The hold of an `.untilDelivered` event a dispatch holds (see ``StickyHold``), retained: the
+    /// dispatch releases it in ``endHolding(_:received:enqueued:)``, after its last walk. Not
+    /// inlined: it is off the plain dispatch path.
+    @inline(never)
+    // Unmanaged: see `DispatchPlan.hold`.
+    private static func makeHold(_ typeID: ObjectIdentifier, key: String?, sequence: UInt64) -> Unmanaged<StickyHold> {
+        Unmanaged.passRetained(StickyHold(typeID: typeID, key: key, sequence: sequence))
+    }
+
+    /// After a dispatch that held an `.untilDelivered` event: ends `hold` (see
+    /// `TypeIndex.endHolding`). Not inlined: it is off the plain dispatch path.
+    @inline(never)
+    private func endHolding(_ hold: StickyHold, received: Bool, enqueued: Int) {
+        withIndex { index, retired in
+            index.endHolding(hold, received: received, enqueued: enqueued, retired: &retired)
+        }
+    }
+
+    /// After a delivery enqueued holding an `.untilDelivered` event ran (`received`: its handler
+    /// ran) or found its subscription ended or its owner gone: see `TypeIndex.finishHolding`.
+    func finishHolding(_ hold: StickyHold, received: Bool) {
+        withIndex { index, retired in index.finishHolding(hold, received: received, retired: &retired) }
     }
 
     /// Ends the subscription and forgets it, in O(1) per key, releasing what it held after
@@ -354,14 +380,17 @@ final class SubscriptionIndex: Sendable {
     /// Which of a type's subscribers a dispatch walks. An event with supertypes is delivered to
     /// its own handlers, then to its supertypes' handlers, then to its own monitors, then to its
     /// supertypes' monitors: the walks after the first are `handlers` and `monitors` walks.
+    /// The walks after the first deliver holding what the first holds (`hold`: see ``StickyHold``).
     enum Walk {
         /// Handlers, then monitors (the exact type's handlers only, if it has supertypes).
         case all
         /// Handlers only, of subscriptions up to `upTo` (the id the dispatch's first walk started
         /// with); `stopped`: a handler already stopped the dispatch (so none runs).
-        case handlers(stopped: Bool, upTo: UInt64)
+        // Unmanaged: as `DispatchPlan.hold`.
+        case handlers(stopped: Bool, upTo: UInt64, holding: Unmanaged<StickyHold>? = nil)
         /// Monitors only, of subscriptions up to `upTo`.
-        case monitors(upTo: UInt64)
+        // Unmanaged: as `DispatchPlan.hold`.
+        case monitors(upTo: UInt64, holding: Unmanaged<StickyHold>? = nil)
     }
 
     /// ``dispatch(at:key:on:sticky:bypassingHooks:includingUnkeyed:walk:)`` for a value, whose
@@ -459,6 +488,7 @@ final class SubscriptionIndex: Sendable {
                     return supertypes == nil ? .plan : .planThenSupertypes(found)
                 }
             }
+            if held != 0 { plan.hold = Self.makeHold(typeID, key: key, sequence: held) }
             var tally = Tally()
             switch route {
             case .plan:
@@ -468,19 +498,16 @@ final class SubscriptionIndex: Sendable {
                     leftMonitors: plan.leftMonitors)
             case .planThenSupertypes(let bucket):
                 plan.run(event, key: key, in: self)
-                tally = deliver(
-                    event, as: bucket, key: key, includingUnkeyed: includingUnkeyed, upTo: plan.maxID,
-                    after: Tally(
-                        reached: plan.reached, enqueued: plan.enqueued, isStopped: plan.isStopped,
-                        leftMonitors: plan.leftMonitors))
+                tally = deliver(event, as: bucket, key: key, includingUnkeyed: includingUnkeyed, after: plan)
             case .hooks(let bucket):
                 tally.isHooked = true
                 handOver(event, to: bucket, refusingSticky: sticky != nil)
             case .nothing:
                 break
             }
-            if held != 0 {
-                settleHeld(E.self, CollectionOfOne((key: key, sequence: held, received: tally.reached > 0)))
+            if held != 0, let hold = plan.hold {
+                // Received if a handler ran; the deliveries it enqueued say later whether theirs did.
+                endHolding(hold.takeRetainedValue(), received: tally.reached > tally.enqueued, enqueued: tally.enqueued)
             }
             sweep.check(in: self)
             if reports != 0 { report(reports, event, key: key, tally, sticky: sticky) }
@@ -488,21 +515,24 @@ final class SubscriptionIndex: Sendable {
         }
     }
 
-    /// Delivers `event` to its supertypes' handlers, then to the monitors: its own type's (which
-    /// did `tally` with its handlers, walking the subscriptions up to `upTo`), then its
-    /// supertypes'.
+    /// Delivers `event` to its supertypes' handlers, then to the monitors: its own type's (whose
+    /// handlers `plan` delivered to, walking the subscriptions up to its `maxID`), then its
+    /// supertypes'; every walk holds what `plan` holds.
     @inline(never)
     // Unmanaged: see `Route`.
     private func deliver<E: Sendable>(
         _ event: UnsafePointer<E>, as bucket: Unmanaged<Bucket>, key: String?, includingUnkeyed: Bool,
-        upTo: UInt64, after tally: Tally
+        after plan: borrowing DispatchPlan
     ) -> Tally {
-        var delivery = SupertypeDelivery(index: self, key: key, upTo: upTo, after: tally)
+        var delivery = SupertypeDelivery(
+            index: self, key: key, upTo: plan.maxID, holding: plan.hold,
+            after: Tally(reached: plan.reached, enqueued: plan.enqueued, isStopped: plan.isStopped))
         // A `.planThenSupertypes` route is only made for a bucket with supertypes.
         bucket._withUnsafeGuaranteedRef { $0.supertypes.unsafelyUnwrapped.deliver(event, &delivery) }
-        if tally.leftMonitors {
+        if plan.leftMonitors {
             let monitors = dispatch(
-                at: event, key: key, on: nil, includingUnkeyed: includingUnkeyed, walk: .monitors(upTo: upTo))
+                at: event, key: key, on: nil, includingUnkeyed: includingUnkeyed,
+                walk: .monitors(upTo: plan.maxID, holding: plan.hold))
             delivery.countMonitorDeliveries(monitors)
         }
         delivery.deliverToMonitors()

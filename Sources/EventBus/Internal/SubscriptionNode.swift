@@ -139,14 +139,29 @@ class SubscriptionNode: @unchecked Sendable {
         deliverAlone(event, at: slot, &delivery)
     }
 
+    /// Delivers the event at `event` as ``deliver(_:)`` does, for a dispatch or a replay that holds
+    /// an `.untilDelivered` event (`hold`): a delivery enqueued here finishes the hold when it runs
+    /// (see ``StickyHold``). Overridden by ``Subscription``; other nodes never enqueue.
+    func deliver(_ event: UnsafeRawPointer, holding hold: StickyHold) -> Outcome {
+        deliver(event)
+    }
+
     /// Delivers the event at `event` to this node alone, the one at `slot` in a dispatch's chunk,
     /// as ``deliver(_:at:before:_:)`` does (a chunk of one is delivered to this way: it needs no
-    /// run).
+    /// run), holding `hold` if there is one (``deliver(_:holding:)``).
     @inline(__always)
     final func deliverAlone(
-        _ event: UnsafeRawPointer, at slot: ChunkSlot, _ delivery: inout ChunkDelivery
+        _ event: UnsafeRawPointer, at slot: ChunkSlot, holding hold: StickyHold? = nil, _ delivery: inout ChunkDelivery
     ) -> ChunkSlot {
-        delivery.count(delivery.isStopped && !level.isMonitor ? .ended : deliver(event), at: slot)
+        let outcome: Outcome
+        if delivery.isStopped && !level.isMonitor {
+            outcome = .ended
+        } else if let hold {
+            outcome = deliver(event, holding: hold)
+        } else {
+            outcome = deliver(event)
+        }
+        delivery.count(outcome, at: slot)
         return slot + 1
     }
 
@@ -163,9 +178,12 @@ class SubscriptionNode: @unchecked Sendable {
         body(event.assumingMemoryBound(to: Event.self).pointee)
     }
 
-    /// Delivers `event`, which must be of the node's event type (a replayed sticky event).
-    final func deliver<E>(event: E) -> Outcome {
-        withUnsafePointer(to: event) { deliver(UnsafeRawPointer($0)) }
+    /// Delivers `event`, which must be of the node's event type (a replayed sticky event), holding
+    /// `hold` if there is one (``deliver(_:holding:)``).
+    final func deliver<E>(event: E, holding hold: StickyHold? = nil) -> Outcome {
+        withUnsafePointer(to: event) { event in
+            hold.map { deliver(UnsafeRawPointer(event), holding: $0) } ?? deliver(UnsafeRawPointer(event))
+        }
     }
 
     /// The event type (overridden by the typed subclasses).

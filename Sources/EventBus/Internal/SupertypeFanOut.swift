@@ -33,6 +33,9 @@ struct SupertypeDelivery {
     /// The id the exact type's walk started with: subscriptions made during the dispatch, to any
     /// type, are not delivered to.
     let upTo: UInt64
+    /// The `.untilDelivered` event the dispatch holds, if any: every walk delivers holding it.
+    // Unmanaged: as `DispatchPlan.hold` (this delivery is one of the dispatch's walks).
+    let hold: Unmanaged<StickyHold>?
     private(set) var isStopped: Bool
     private(set) var reached: Int
     private(set) var enqueued: Int
@@ -40,10 +43,15 @@ struct SupertypeDelivery {
     private var monitors: [() -> SubscriptionIndex.Tally] = []
 
     /// Continues a dispatch whose exact type's handlers did `tally`.
-    init(index: SubscriptionIndex, key: String?, upTo: UInt64, after tally: SubscriptionIndex.Tally) {
+    // Unmanaged: `hold`, as above.
+    init(
+        index: SubscriptionIndex, key: String?, upTo: UInt64, holding hold: Unmanaged<StickyHold>?,
+        after tally: SubscriptionIndex.Tally
+    ) {
         self.index = index
         self.key = key
         self.upTo = upTo
+        self.hold = hold
         isStopped = tally.isStopped
         reached = tally.reached
         enqueued = tally.enqueued
@@ -58,13 +66,14 @@ struct SupertypeDelivery {
     /// no supertypes of its own, nothing sticky), and keeps its monitors for
     /// ``deliverToMonitors()``.
     mutating func deliver<S: Sendable>(_ value: S, as _: S.Type) {
-        let tally = index.dispatch(value, key: key, on: nil, walk: .handlers(stopped: isStopped, upTo: upTo))
+        let tally = index.dispatch(
+            value, key: key, on: nil, walk: .handlers(stopped: isStopped, upTo: upTo, holding: hold))
         reached += tally.reached
         enqueued += tally.enqueued
         isStopped = isStopped || tally.isStopped
         guard tally.leftMonitors else { return }
-        monitors.append { [index, key, upTo] in
-            index.dispatch(value, key: key, on: nil, walk: .monitors(upTo: upTo))
+        monitors.append { [index, key, upTo, hold] in
+            index.dispatch(value, key: key, on: nil, walk: .monitors(upTo: upTo, holding: hold))
         }
     }
 

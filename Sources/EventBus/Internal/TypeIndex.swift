@@ -580,7 +580,7 @@ struct TypeIndex {
     /// Keeps the event at `event` (of `bucket`'s type, key `key`) as `policy` says; the events it
     /// replaces are released after unlocking. `mayBeReceived`: whether the dispatch found a live
     /// subscriber; an `.untilDelivered` event is then held until the dispatch, once delivered,
-    /// settles it (``settleSticky(_:key:sequence:received:released:)``), and its sequence is
+    /// settles it (``endHolding(_:received:enqueued:retired:)``), and its sequence is
     /// returned (0 otherwise). Not inlined: the plain dispatch path stays free of the store's
     /// generic types (their metadata look-ups would cost every dispatch).
     @inline(never)
@@ -607,16 +607,39 @@ struct TypeIndex {
         return stickySequence
     }
 
-    /// Settles the held `.untilDelivered` event `sequence` of `E` and `key` once its delivery is
-    /// over: let go of (into `released`) if the delivery reached someone (`received`), kept for
-    /// the next taker otherwise; nothing if a later sticky dispatch or a removal let go of it
-    /// first. See `StickyStore`.
-    mutating func settleSticky<E: Sendable>(
-        _: E.Type, key: String?, sequence: UInt64, received: Bool, released: inout [StickyStore<E>.Entry]
+    /// Settles the held `.untilDelivered` event `sequence` of the type `typeID` and `key`: let go of
+    /// (released after unlocking) if a handler ran for it (`received`), kept for the next taker
+    /// otherwise; nothing if a later sticky dispatch or a removal let go of it first. See
+    /// `StickyStore`. O(k), k the events kept for the key (one, unless `.last(n)` came after it).
+    mutating func settleHeld(
+        _ typeID: ObjectIdentifier, key: String?, sequence: UInt64, received: Bool, retired: inout Retired
     ) {
-        withStickyStore(of: E.self) { store, _ in
-            store.settle(key: key, sequence: sequence, received: received, released: &released)
-        }
+        guard let bucket = buckets[typeID], let sticky = bucket.sticky else { return }
+        let before = sticky.count
+        if let removed = sticky.settle(key: key, sequence: sequence, received: received) { retired.add(removed) }
+        stickyCount += sticky.count - before
+        noteMaybeEmpty(bucket)
+    }
+
+    /// Ends `hold` for its holder (a dispatch or a replay), once it has delivered the event:
+    /// `received`, whether a handler ran for it then; `enqueued`, how many deliveries it enqueued
+    /// with the hold, which finish it later (``finishHolding(_:received:retired:)``). The event is
+    /// let go of if it was received, kept if it was not and no enqueued delivery is left.
+    mutating func endHolding(_ hold: StickyHold, received: Bool, enqueued: Int, retired: inout Retired) {
+        hold.pending += enqueued - StickyHold.unended
+        settle(hold, received: received, retired: &retired)
+    }
+
+    /// Finishes one delivery enqueued with `hold`, once it has run (`received`: its handler ran) or
+    /// found its subscription ended or its owner gone.
+    mutating func finishHolding(_ hold: StickyHold, received: Bool, retired: inout Retired) {
+        hold.pending -= 1
+        settle(hold, received: received, retired: &retired)
+    }
+
+    private mutating func settle(_ hold: StickyHold, received: Bool, retired: inout Retired) {
+        guard received || hold.pending == 0 else { return }
+        settleHeld(hold.typeID, key: hold.key, sequence: hold.sequence, received: received, retired: &retired)
     }
 
     /// Runs `body` on `E`'s sticky store (if any) and the time, then accounts for what it removed

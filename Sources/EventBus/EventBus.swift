@@ -273,9 +273,12 @@ public final class EventBus: Sendable {
         set { index.tracer = newValue }
     }
 
-    /// Deliveries this bus enqueued on a queue or the main queue that have not run yet
-    /// (`EventBusTesting`'s `settle()`).
-    package var deliveriesInFlight: Int { index.deliveriesInFlight }
+    /// Waits until every delivery this bus enqueued on a queue or the main queue before the call
+    /// has run, or `deadline` (`DispatchTime.uptimeNanoseconds`) passes; returns how many were
+    /// still waiting then, 0 if none of those was (`EventBusTesting`'s `settle()`).
+    package func settleEnqueued(deadline: UInt64?) async -> Int {
+        await index.inFlight.waitForThoseEnqueuedBefore(deadline: deadline)
+    }
 
     /// The last handler errors on this bus (at most 64) and how many there were in all
     /// (`EventBusTesting`'s `requireNoHandlerErrors()`).

@@ -69,12 +69,13 @@ extension EventBus {
         throw EventBusTestingError(message: message)
     }
 
-    /// Waits until every delivery this bus has enqueued on a queue (``SubscriberMaker/atQueue(_:)``)
-    /// or the main actor has run, those enqueued while it waits included. Checks every millisecond,
-    /// sleeping in between, so that the main actor stays free to run main-actor deliveries.
+    /// Waits until every delivery this bus enqueued on a queue (``SubscriberMaker/atQueue(_:)``)
+    /// or the main actor before the call has run. Deliveries enqueued while it waits are not waited
+    /// for, so it returns under a steady producer too. Checks every millisecond, sleeping in
+    /// between, so that the main actor stays free to run main-actor deliveries.
     ///
     /// On Linux, where nothing else drives a test process's queues, call it before asserting what
-    /// queued subscribers did. If handlers keep enqueuing forever, it waits forever: see
+    /// queued subscribers did. A handler that never returns makes it wait forever: see
     /// ``settle(timeout:)``.
     ///
     /// ```swift
@@ -84,23 +85,20 @@ extension EventBus {
     /// #expect(saved.value == 1)
     /// ```
     public func settle() async {
-        while deliveriesInFlight > 0 { try? await Task.sleep(nanoseconds: 1_000_000) }
+        _ = await settleEnqueued(deadline: nil)
     }
 
     /// ``settle()``, but throws an ``EventBusTestingError`` (naming how many deliveries are still
-    /// waiting) if they have not all run within `timeout`.
+    /// waiting) if those enqueued before the call have not all run within `timeout`.
     ///
     /// ```swift
     /// try await bus.settle(timeout: .seconds(2))
     /// ```
     public func settle(timeout: DispatchTimeInterval) async throws {
         let deadline = DispatchTime.now().uptimeNanoseconds &+ timeout.nanosecondsClamped
-        while deliveriesInFlight > 0 {
-            guard DispatchTime.now().uptimeNanoseconds < deadline else {
-                throw EventBusTestingError(
-                    message: "\(deliveriesInFlight) enqueued deliveries had not run after \(timeout)")
-            }
-            try await Task.sleep(nanoseconds: 1_000_000)
+        let waiting = await settleEnqueued(deadline: deadline)
+        guard waiting == 0 else {
+            throw EventBusTestingError(message: "\(waiting) enqueued deliveries had not run after \(timeout)")
         }
     }
 

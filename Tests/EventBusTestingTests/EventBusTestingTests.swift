@@ -94,7 +94,7 @@ struct EventBusTestingTests {
         over.withLock { $0 = true }
     }
 
-    @Test("settle waits for queued deliveries, those enqueued while it waits included")
+    @Test("settle waits for the queued deliveries enqueued before it")
     func settleWaitsForQueues() async throws {
         let bus = EventBus()
         let queue = DispatchQueue(label: "slow")
@@ -109,6 +109,45 @@ struct EventBusTestingTests {
         try await bus.settle(timeout: .seconds(1))
         token.dispose()
         print("settle: 20 deliveries on a serial queue, 2 ms each, all run when settle returned")
+    }
+
+    @Test("settle returns under a steady producer once what was enqueued before it has run")
+    func settleIsASnapshot() async throws {
+        let bus = EventBus()
+        let queue = DispatchQueue(label: "busy")
+        let handled = Locked<Set<String>>([])
+        let token = bus.on(LoginEvent.self).atQueue(queue).next { event in
+            _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .microseconds(200))  // a slow handler
+            handled.withLock { _ = $0.insert(event.userID) }
+        }
+        // A producer that keeps the queue busy for as long as the test runs: the bus never has
+        // nothing in flight.
+        let stop = Locked(false)
+        let produced = Locked(0)
+        DispatchQueue.global().async {
+            var n = 0
+            while !stop.withLock({ $0 }) {
+                bus.dispatch(LoginEvent(userID: "noise \(n)"))
+                n += 1
+                if n % 8 == 0 { _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .microseconds(500)) }
+            }
+            produced.withLock { $0 = n }
+        }
+        for i in 0..<50 { bus.dispatch(LoginEvent(userID: "before \(i)")) }
+        var settled = true
+        do {
+            try await bus.settle(timeout: .seconds(10))
+        } catch {
+            settled = false
+        }
+        let seen = handled.withLock { $0 }
+        stop.withLock { $0 = true }
+        #expect(settled, "settle did not return while another thread kept dispatching")
+        #expect((0..<50).allSatisfy { seen.contains("before \($0)") }, "a delivery enqueued before settle had not run")
+        token.dispose()
+        print(
+            "settle: \(settled ? "returned" : "did not return") beside a producer (\(seen.count) deliveries run by then)"
+        )
     }
 
     @Test("requireNoLiveSubscriptions lists each live subscription with its call site and owner")

@@ -62,8 +62,8 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
             // The owner is checked on the queue, not here: reading it here would retain it on this
             // thread, where its deinit could then run.
             guard isLive else { return .ended }
-            container.deliveryEnqueued()
-            queue.async { self.finishEnqueued(self.call(callback, event), holding: hold) }
+            let ticket = container.deliveryEnqueued()
+            queue.async { self.finishEnqueued(self.call(callback, event), holding: hold, ticket) }
             return .enqueued
         case .mainActor(let handler):
             if isOnMainQueue { return callOnMainQueue(handler, event) }
@@ -78,8 +78,8 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         -> Outcome
     {
         guard isLive else { return .ended }
-        container.deliveryEnqueued()
-        DispatchQueue.main.async { self.finishEnqueued(self.callOnMainQueue(handler, event), holding: hold) }
+        let ticket = container.deliveryEnqueued()
+        DispatchQueue.main.async { self.finishEnqueued(self.callOnMainQueue(handler, event), holding: hold, ticket) }
         return .enqueued
     }
 
@@ -134,9 +134,10 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
 
     /// After an enqueued delivery ran: a dead owner found there has the subscription reclaimed; the
     /// `.untilDelivered` event it was enqueued with, if any, is received if the handler ran.
-    private func finishEnqueued(_ outcome: Outcome, holding hold: StickyHold?) {
+    /// `ticket`: what counting it as enqueued returned.
+    private func finishEnqueued(_ outcome: Outcome, holding hold: StickyHold?, _ ticket: Bool) {
         if let hold { container.finishHolding(hold, received: outcome.ranHandler) }
         if outcome == .ownerGone { container.reclaim(CollectionOfOne(handle)) }
-        container.deliveryFinished()
+        container.deliveryFinished(ticket)
     }
 }

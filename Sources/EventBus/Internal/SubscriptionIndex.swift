@@ -16,7 +16,7 @@ final class SubscriptionIndex: Sendable {
     private let idleDispatches = AtomicCounter()
     private static let idleTickInterval = 8
     /// Deliveries enqueued on a queue or the main queue that have not run yet.
-    private let inFlight = AtomicCounter()
+    let inFlight = InFlightDeliveries()
 
     init(clock: StickyClock) {
         let index = TypeIndex(clock: clock)
@@ -296,18 +296,16 @@ final class SubscriptionIndex: Sendable {
         withIndex { index, _ in index.primary(of: subscription) }?.info()
     }
 
-    /// A delivery was enqueued on a queue or the main queue (`EventBusTesting`'s `settle()`).
-    func deliveryEnqueued() {
-        inFlight.add(1)
+    /// A delivery was enqueued on a queue or the main queue (`EventBusTesting`'s `settle()`);
+    /// returns its ticket for ``deliveryFinished(_:)``.
+    func deliveryEnqueued() -> Bool {
+        inFlight.enqueued()
     }
 
     /// An enqueued delivery ran (or found its subscription ended).
-    func deliveryFinished() {
-        inFlight.add(-1)
+    func deliveryFinished(_ ticket: Bool) {
+        inFlight.finished(ticket)
     }
-
-    /// Deliveries enqueued on a queue or the main queue that have not run yet.
-    var deliveriesInFlight: Int { inFlight.current }
 
     /// The last handler errors (at most 64) and how many there were in all.
     var handlerErrors: (recent: [HandlerError], count: Int) {

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /// Loads `*word` with acquire ordering.
 static inline intptr_t eventbus_atomic_load(const intptr_t *word) {
@@ -76,5 +77,16 @@ bool eventbus_is_main_thread(void);
 
 /// Writes `message` and a newline to standard error (debug reports, without Foundation).
 void eventbus_print_error(const char *message);
+
+/// `count * size` zeroed bytes, or `NULL`: `calloc`, which takes a large block already zeroed from
+/// the system rather than writing it (a new hash table's empty marks cost no pass over it).
+static inline void *eventbus_allocate_zeroed(size_t count, size_t size) {
+    return calloc(count, size);
+}
+
+/// Frees what `eventbus_allocate_zeroed` returned.
+static inline void eventbus_free(void *pointer) {
+    free(pointer);
+}
 
 #endif

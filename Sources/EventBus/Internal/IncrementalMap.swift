@@ -154,14 +154,17 @@ struct IncrementalMap<Key: Hashable, Value> {
 }
 
 /// One table of an ``IncrementalMap``: `capacity` slots, each empty (hash 0) or holding a key, its
-/// value and its hash, in one zeroed allocation (its empty marks cost no pass over it). Touched
-/// only under its owner's lock.
+/// value and its hash, in one zeroed allocation (its empty marks cost no pass over it; a large one
+/// is mapped from the system, and given back to it when the table is released). Touched only under
+/// its owner's lock.
 final class IncrementalMapTable<Key: Hashable, Value> {
     let mask: Int
     @exclusivity(unchecked) private(set) var count = 0
     let hashes: UnsafeMutablePointer<Int>
     let keys: UnsafeMutablePointer<Key>
     let values: UnsafeMutablePointer<Value>
+    /// The size of the allocation.
+    private let bytes: Int
 
     /// `capacity`: a power of two.
     init(capacity: Int) {
@@ -169,9 +172,8 @@ final class IncrementalMapTable<Key: Hashable, Value> {
         let keysOffset = Self.roundUp(capacity * MemoryLayout<Int>.stride, to: MemoryLayout<Key>.alignment)
         let valuesOffset = Self.roundUp(
             keysOffset + capacity * MemoryLayout<Key>.stride, to: MemoryLayout<Value>.alignment)
-        guard let memory = eventbus_allocate_zeroed(1, valuesOffset + capacity * MemoryLayout<Value>.stride) else {
-            fatalError("EventBus: out of memory")
-        }
+        bytes = valuesOffset + capacity * MemoryLayout<Value>.stride
+        guard let memory = eventbus_allocate_zeroed(bytes) else { fatalError("EventBus: out of memory") }
         hashes = memory.bindMemory(to: Int.self, capacity: capacity)
         keys = (memory + keysOffset).bindMemory(to: Key.self, capacity: capacity)
         values = (memory + valuesOffset).bindMemory(to: Value.self, capacity: capacity)
@@ -184,7 +186,7 @@ final class IncrementalMapTable<Key: Hashable, Value> {
                 (values + slot).deinitialize(count: 1)
             }
         }
-        eventbus_free(hashes)
+        eventbus_free_zeroed(hashes, bytes)
     }
 
     var capacity: Int { mask + 1 }

@@ -35,6 +35,9 @@ public final class DisposeBag: Sendable {
     /// ```
     public var count: Int { tokens.count }
 
+    /// The tokens the bag's storage has room for (tests of its shrinking).
+    var capacity: Int { tokens.capacity }
+
     /// Adds `token`; the bag will dispose it. A token inserted twice is held once. O(1).
     ///
     /// Usually spelled `token.disposed(by: bag)`. A token that is already disposed is not kept.
@@ -59,6 +62,6 @@ public final class DisposeBag: Sendable {
     /// bag.dispose()   // e.g. when a screen disappears
     /// ```
     public func dispose() {
-        for token in tokens.removeAll().values { token.dispose(reason: .bagDisposed) }
+        tokens.removeAll().forEachValue { token in token.pointee.dispose(reason: .bagDisposed) }
     }
 }

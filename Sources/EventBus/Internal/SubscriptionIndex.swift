@@ -704,6 +704,14 @@ final class SubscriptionIndex: Sendable {
     /// The number of items in the sticky events' expiry queue (tests of its bound).
     var stickyExpiryCount: Int { withIndex { index, _ in index.expiryCount } }
 
+    /// The slots of the table of keys of `typeID`'s bucket, 0 if it has none (tests of shrinking).
+    func keyedCapacity(ofTypeID typeID: ObjectIdentifier) -> Int {
+        withIndex { index, _ in index.bucket(for: typeID)?.keyedCapacity ?? 0 }
+    }
+
+    /// The slot table's allocated pages (tests of their release).
+    var slotPageCount: Int { withIndex { index, _ in index.slotPageCount } }
+
     /// Ends every subscription (the bus is being deallocated): queued deliveries will not start.
     /// Tokens and enqueued deliveries may keep the emptied index alive after the bus: it lets go
     /// of the bus's tracer and handlers too (released here, after unlocking).

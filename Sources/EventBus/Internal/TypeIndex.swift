@@ -214,6 +214,9 @@ struct TypeIndex {
     /// The number of items in the expiry queue (for tests of its bound).
     var expiryCount: Int { expiries.count }
 
+    /// The slot table's allocated pages (for tests of their release).
+    var slotPageCount: Int { slots.pageCount }
+
     /// Queues `bucket` for removal if it just became empty.
     private mutating func noteMaybeEmpty(_ bucket: Bucket) {
         guard bucket.isRemovable, bucket.emptySince == nil else { return }
@@ -328,8 +331,8 @@ struct TypeIndex {
         let id = eventbus_next_subscription_id()
         lastID = id
         let slot = slots.reserve()
-        link(primary, id: id, slot: slot, in: bucket)
-        for sibling in primary.siblings { link(sibling, id: id, slot: slot, in: bucket) }
+        link(primary, id: id, slot: slot, in: bucket, retired: &retired)
+        for sibling in primary.siblings { link(sibling, id: id, slot: slot, in: bucket, retired: &retired) }
         bucket.subscriptionCount += 1
         subscriptionCount += 1
         if traits.isInternal {
@@ -347,12 +350,12 @@ struct TypeIndex {
     }
 
     @inline(__always)
-    private func link(_ node: SubscriptionNode, id: UInt64, slot: UInt32, in bucket: Bucket) {
+    private func link(_ node: SubscriptionNode, id: UInt64, slot: UInt32, in bucket: Bucket, retired: inout Retired) {
         node.id = id
         node.slot = slot
         // Unmanaged: the index holds the bucket, and keeps it while a node is linked in it.
         node.bucket = Unmanaged.passUnretained(bucket)
-        bucket.append(node)
+        bucket.append(node, retired: &retired)
     }
 
     /// Asks `hooks` which keys of the subscription of `primary` they admit: `nil` if none, else the

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /// Loads `*word` with acquire ordering.
 static inline intptr_t eventbus_atomic_load(const intptr_t *word) {
@@ -76,5 +77,36 @@ bool eventbus_is_main_thread(void);
 
 /// Writes `message` and a newline to standard error (debug reports, without Foundation).
 void eventbus_print_error(const char *message);
+
+#if !defined(_WIN32)
+#include <sys/mman.h>
+#endif
+
+/// From this size on, `eventbus_allocate_zeroed` maps memory from the system itself.
+#define EVENTBUS_MAPPED_MINIMUM ((size_t)128 * 1024)
+
+/// `size` zeroed bytes, or `NULL` (a hash table: its empty marks cost no pass over it). A large
+/// block is mapped from the system (zero pages, touched only as they are used), and unmapped when
+/// freed: the allocator neither keeps it nor lets it pin other memory once the table shrinks.
+static inline void *eventbus_allocate_zeroed(size_t size) {
+#if !defined(_WIN32)
+    if (size >= EVENTBUS_MAPPED_MINIMUM) {
+        void *block = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        return block == MAP_FAILED ? NULL : block;
+    }
+#endif
+    return calloc(1, size);
+}
+
+/// Frees `block`, of `size` bytes, which `eventbus_allocate_zeroed(size)` returned.
+static inline void eventbus_free_zeroed(void *block, size_t size) {
+#if !defined(_WIN32)
+    if (size >= EVENTBUS_MAPPED_MINIMUM) {
+        munmap(block, size);
+        return;
+    }
+#endif
+    free(block);
+}
 
 #endif

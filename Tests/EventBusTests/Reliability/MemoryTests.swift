@@ -4,14 +4,18 @@ import Testing
 @testable import EventBus
 @testable import EventBusFoundation
 
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
 /// Battery item 6 (the RSS half; the leak half is the whole suite under LeakSanitizer in CI).
 ///
 /// Resident memory is a property of the whole process, and Swift Testing runs suites in parallel, so
 /// this test only runs when asked to (`EVENTBUS_MEMORY_TEST=1`), in a process of its own:
 /// `EVENTBUS_MEMORY_TEST=1 swift test --filter MemoryTests` (CI does this). It is also skipped under
 /// AddressSanitizer (`EVENTBUS_ASAN=1`), whose allocator quarantines freed memory, and where
-/// /proc/self/statm does not exist.
-@Suite("Reliability: memory")
+/// /proc/self/statm does not exist. Its tests run one after the other: each measures the process.
+@Suite("Reliability: memory", .serialized)
 struct MemoryTests {
     struct Cycle: Event {
         var key: String? = nil
@@ -74,5 +78,58 @@ struct MemoryTests {
             "memory: \(cycles) cycles (+50,000 warm-up) in \(formatted(secondsSince(started))) s, \(calls.value) handler calls; "
                 + "RSS baseline \(baseline >> 10) KiB, peak growth \(growth >> 10) KiB (limit 4096 KiB); bag holds \(bag.count)"
         )
+    }
+
+    @Test(
+        "memory comes back after a peak: 1,000,000 keyed subscriptions in a bag, disposed but one, leave resident memory within 16 MiB of the baseline",
+        .enabled(if: environmentFlag("EVENTBUS_MEMORY_TEST") && !underAddressSanitizer && residentBytes() != nil)
+    )
+    func peakThenRelease() throws {
+        let peakCount = environmentInt("EVENTBUS_MEMORY_PEAK") ?? 1_000_000
+        let bus = EventBus()
+        let bag = DisposeBag()
+        let calls = Counter()
+        let kept = bus.on(Cycle.self).ofType("kept").next { _ in calls.value += 1 }
+        func churn(_ cycles: Int) {
+            for _ in 0..<cycles {
+                let token = bus.on(Cycle.self).ofType("churn").next { _ in calls.value += 1 }
+                token.disposed(by: bag)
+                bus.dispatch(Cycle(key: "churn"))
+                token.dispose()
+            }
+        }
+        churn(10_000)
+        let baseline = try #require(trimmedResidentBytes())
+        // The peak: a key each (the bucket's table of keys), a slot each, a token each in the bag.
+        var tokens = (0..<peakCount).map { i in bus.on(Cycle.self).ofType("k\(i)").next { _ in calls.value += 1 } }
+        for token in tokens { token.disposed(by: bag) }
+        let peak = residentBytes() ?? 0
+        for token in tokens { token.dispose() }
+        tokens = []
+        churn(10_000)  // further operations: the tables finish shrinking
+        let after = try #require(trimmedResidentBytes())
+        let growth = after - baseline
+        #expect(growth <= 16 << 20, "resident memory is \(growth >> 10) KiB above the baseline after the peak")
+        #expect(bus.subscriptionCount == 1)
+        #expect(bag.count == 0)
+        let keySlots = bus.index.keyedCapacity(ofTypeID: ObjectIdentifier(Cycle.self))
+        print(
+            "memory: a peak of \(peakCount) keyed subscriptions in a bag, disposed but one: RSS baseline \(baseline >> 10) KiB, "
+                + "peak +\((peak - baseline) >> 10) KiB, after +\(growth >> 10) KiB (limit 16384 KiB); "
+                + "left: \(keySlots) slots of keys, \(bus.index.slotPageCount) pages of slots, room for \(bag.capacity) tokens"
+        )
+        kept.dispose()
+    }
+
+    /// The resident set size once the allocator has given free memory back to the system (glibc
+    /// keeps it otherwise; elsewhere, as it is).
+    private func trimmedResidentBytes() -> Int? {
+        #if canImport(Glibc)
+            // `malloc_trim` is glibc's (malloc.h, which the Glibc module leaves out): looked up.
+            if let trim = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+                _ = unsafeBitCast(trim, to: (@convention(c) (Int) -> Int32).self)(0)
+            }
+        #endif
+        return residentBytes()
     }
 }

@@ -4,8 +4,11 @@
 /// The route, for each ``DeliveryLevel`` in order (handlers high, normal, low, then monitors): the
 /// list of the event's key, then the unkeyed list; levels with no node are skipped (the bucket
 /// keeps a mask of them; with a single node linked, `start` takes it without a walk). Each `fill`
-/// (under the lock) takes up to `chunkCapacity` live subscriptions into a buffer on the
-/// dispatching thread's stack. If the route ends within the chunk and it holds at most
+/// (under the lock) takes live subscriptions into a buffer on the dispatching thread's stack: up to
+/// `firstChunkCapacity` into the dispatch's own, then, if the route goes on, up to `chunkCapacity`
+/// at a time into one in a frame of its own (`runInLargeChunk`), so that a dispatch to a few
+/// subscribers, which handlers dispatching again nest, keeps a small frame on the stack while
+/// they run. If the route ends within the chunk and it holds at most
 /// `retainedChunkLimit` nodes, they are retained and released after delivery: the lock is taken
 /// once. Otherwise they are pinned (a pinned node stays linked, so its list keeps it alive, even if
 /// it ends meanwhile) and unpinned under the lock when the next chunk is filled: no reference
@@ -16,11 +19,14 @@
 /// one class (see `SubscriptionNode.deliver(_:at:before:_:)`).
 struct DispatchPlan {
     static var chunkCapacity: Int { 32 }
+    /// The capacity of the dispatch's own chunk, the first: a route of more subscribers goes on in
+    /// chunks of `chunkCapacity` (one lock more than if the first were as large).
+    static var firstChunkCapacity: Int { 4 }
     /// The most nodes a last chunk retains rather than pins.
     private static var retainedChunkLimit: Int { 2 }
 
     /// The chunk's nodes, pinned or retained (see above), hence unmanaged.
-    private let chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>
+    private var chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>
     private var count = 0
     /// Whether the chunk's nodes are retained (the route ended in it) rather than pinned.
     private var isRetained = false
@@ -132,14 +138,22 @@ struct DispatchPlan {
     private mutating func fill(key: String?, index: inout TypeIndex, retired: inout Retired) {
         guard let bucket else { return }
         // Unmanaged: see `bucket`.
-        bucket._withUnsafeGuaranteedRef { fill(from: $0, key: key, index: &index, retired: &retired) }
+        bucket._withUnsafeGuaranteedRef {
+            unpinChunk(in: $0, index: &index, retired: &retired)
+            fill(from: $0, key: key, index: &index, retired: &retired)
+        }
+    }
+
+    /// Under the lock: unpins the delivered chunk (unless it was retained).
+    @inline(__always)
+    private mutating func unpinChunk(in bucket: Bucket, index: inout TypeIndex, retired: inout Retired) {
+        if !isRetained {
+            for i in 0..<count { index.unpin(chunk[i], in: bucket, retired: &retired) }
+        }
     }
 
     @inline(__always)
     private mutating func fill(from bucket: Bucket, key: String?, index: inout TypeIndex, retired: inout Retired) {
-        if !isRetained {
-            for i in 0..<count { index.unpin(chunk[i], in: bucket, retired: &retired) }
-        }
         // The walk's state in locals: a store into the chunk could alias the plan's fields, which
         // would be reloaded on every step otherwise.
         let slots = chunk.baseAddress.unsafelyUnwrapped
@@ -223,7 +237,7 @@ struct DispatchPlan {
             runHolding(hold, event, key: key, in: container)
             return
         }
-        runChunks(key: key, in: container) { slots, count, delivery in
+        runChunks(event, key: key, in: container) { slots, count, delivery in
             var slot = slots
             let end = slots + count
             if count == 1 {
@@ -247,7 +261,7 @@ struct DispatchPlan {
     private mutating func runHolding(
         _ hold: Unmanaged<StickyHold>, _ event: UnsafeRawPointer, key: String?, in container: SubscriptionIndex
     ) {
-        runChunks(key: key, in: container) { slots, count, delivery in
+        runChunks(event, key: key, in: container) { slots, count, delivery in
             var slot = slots
             let end = slots + count
             while slot != end {
@@ -260,10 +274,12 @@ struct DispatchPlan {
 
     /// The chunk loop of ``run(_:key:in:)``: `deliver` delivers the chunk's slots (the first, and
     /// how many) and counts in its delivery; the outcome is taken into the plan, then the next
-    /// chunk filled, until the route ends.
+    /// chunk filled, until the route ends (past the dispatch's own small chunk, in
+    /// ``runInLargeChunk(_:key:in:)``, which delivers the event at `event` as `run` does).
     @inline(__always)
     private mutating func runChunks(
-        key: String?, in container: SubscriptionIndex, _ deliver: (ChunkSlot, Int, inout ChunkDelivery) -> Void
+        _ event: UnsafeRawPointer, key: String?, in container: SubscriptionIndex,
+        _ deliver: (ChunkSlot, Int, inout ChunkDelivery) -> Void
     ) {
         while count > 0 {
             let slots = chunk.baseAddress.unsafelyUnwrapped
@@ -272,14 +288,36 @@ struct DispatchPlan {
             isStopped = delivery.isStopped
             reached &+= delivery.reached
             enqueued &+= delivery.enqueued
-            if delivery.dead != 0 { reclaim(delivery.dead, in: container) }
+            if delivery.dead != 0 { Self.reclaim(delivery.dead, of: slots, count: count, in: container) }
             if isRetained {
                 // The last chunk: release it (a node may be deallocated here, with no lock held).
                 for i in 0..<count { slots[i].release() }
                 count = 0
                 return
             }
+            if cursor != nil && chunk.count < Self.chunkCapacity {
+                runInLargeChunk(event, key: key, in: container)
+                return
+            }
             refill(key: key, in: container)
+        }
+    }
+
+    /// `run`'s continuation when the route goes on past the dispatch's own (small) chunk: in a
+    /// frame of its own, the rest is walked in chunks of `chunkCapacity`.
+    @inline(never)
+    private mutating func runInLargeChunk(_ event: UnsafeRawPointer, key: String?, in container: SubscriptionIndex) {
+        withUnsafeTemporaryAllocation(of: Unmanaged<SubscriptionNode>.self, capacity: Self.chunkCapacity) { large in
+            container.withIndex { index, retired in
+                guard let bucket else { return }
+                // Unmanaged: see `bucket`.
+                bucket._withUnsafeGuaranteedRef {
+                    unpinChunk(in: $0, index: &index, retired: &retired)
+                    chunk = large
+                    fill(from: $0, key: key, index: &index, retired: &retired)
+                }
+            }
+            run(event, key: key, in: container)
         }
     }
 
@@ -289,10 +327,12 @@ struct DispatchPlan {
         container.withIndex { index, retired in fill(key: key, index: &index, retired: &retired) }
     }
 
-    /// Has `container` reclaim the chunk's subscriptions whose bit is set in `mask` (owner gone).
-    private func reclaim(_ mask: UInt64, in container: SubscriptionIndex) {
-        let chunk = chunk
+    /// Has `container` reclaim the subscriptions of the chunk of `count` at `slots` whose bit is set
+    /// in `mask` (owner gone). Not inlined, and static (a method would copy the plan): `run`'s
+    /// frame, on the stack while handlers run (and dispatch again), stays small.
+    @inline(never)
+    private static func reclaim(_ mask: UInt64, of slots: ChunkSlot, count: Int, in container: SubscriptionIndex) {
         container.reclaim(
-            (0..<count).lazy.filter { mask & (1 << UInt64($0)) != 0 }.map { chunk[$0].takeUnretainedValue().handle })
+            (0..<count).lazy.filter { mask & (1 << UInt64($0)) != 0 }.map { slots[$0].takeUnretainedValue().handle })
     }
 }

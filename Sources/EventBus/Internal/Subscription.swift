@@ -47,6 +47,10 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     }
 
     /// Delivers `event` as the body says: now, on its queue, or on the main actor.
+    ///
+    /// Only the immediate call is made here: the other bodies are delivered in functions of their
+    /// own, so that this frame, on the stack while a handler runs (and dispatches again), stays
+    /// small ("Guarantees": the stack per nested dispatch).
     func deliver(_ event: E) -> Outcome {
         deliver(event, holding: nil)
     }
@@ -59,16 +63,33 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         case .immediate(let callback):
             return call(callback, event)
         case .queue(let queue, let callback):
-            // The owner is checked on the queue, not here: reading it here would retain it on this
-            // thread, where its deinit could then run.
-            guard isLive else { return .ended }
-            let ticket = container.deliveryEnqueued()
-            queue.async { self.finishEnqueued(self.call(callback, event), holding: hold, ticket) }
-            return .enqueued
+            return enqueue(callback, on: queue, event, holding: hold)
         case .mainActor(let handler):
-            if isOnMainQueue { return callOnMainQueue(handler, event) }
-            return enqueueOnMain(handler, event, holding: hold)
+            return deliverOnMainActor(handler, event, holding: hold)
         }
+    }
+
+    /// Enqueues a delivery on `queue`, which finishes `hold` when it runs.
+    @inline(never)
+    private func enqueue(_ callback: Callback<E>, on queue: DispatchQueue, _ event: E, holding hold: StickyHold?)
+        -> Outcome
+    {
+        // The owner is checked on the queue, not here: reading it here would retain it on this
+        // thread, where its deinit could then run.
+        guard isLive else { return .ended }
+        let ticket = container.deliveryEnqueued()
+        queue.async { self.finishEnqueued(self.call(callback, event), holding: hold, ticket) }
+        return .enqueued
+    }
+
+    /// Calls a main-actor handler now on the main queue, or enqueues the call there (which
+    /// finishes `hold` when it runs).
+    @inline(never)
+    private func deliverOnMainActor(_ handler: @escaping MainActorHandler<E>, _ event: E, holding hold: StickyHold?)
+        -> Outcome
+    {
+        if isOnMainQueue { return callOnMainQueue(handler, event) }
+        return enqueueOnMain(handler, event, holding: hold)
     }
 
     /// Enqueues a main-actor delivery on the main queue (after the ones enqueued before it). Only
@@ -94,7 +115,10 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
             return .delivered
         case .event(let handler):
             guard let owner = heldOwner else { return .ownerGone }
-            withExtendedLifetime(owner) { handler(event) }
+            // Held to the end of the call (`withExtendedLifetime` with a body would build a closure
+            // context in this frame, which is on the stack while the handler runs).
+            defer { withExtendedLifetime(owner) {} }
+            handler(event)
             return .delivered
         case .general(let handler):
             return callWithOwner(handler, event)
@@ -110,13 +134,12 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     ) -> Outcome {
         let owner = isOwned ? heldOwner : nil
         if isOwned && owner == nil { return .ownerGone }
-        return withExtendedLifetime(owner) {
-            do {
-                return try handler(owner, event) == .stop ? .stopped : .delivered
-            } catch {
-                report(error, type: E.self)
-                return .delivered
-            }
+        defer { withExtendedLifetime(owner) {} }  // as in `call`
+        do {
+            return try handler(owner, event) == .stop ? .stopped : .delivered
+        } catch {
+            report(error, type: E.self)
+            return .delivered
         }
     }
 

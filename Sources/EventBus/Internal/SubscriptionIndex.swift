@@ -444,8 +444,9 @@ final class SubscriptionIndex: Sendable {
             guard idleDispatches.add(1) % Self.idleTickInterval == 0 else { return Tally() }
             ticks = Self.idleTickInterval
         }
-        return withUnsafeTemporaryAllocation(of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.chunkCapacity)
-        {
+        return withUnsafeTemporaryAllocation(
+            of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.firstChunkCapacity
+        ) {
             chunk in
             var plan = DispatchPlan(includingUnkeyed: includingUnkeyed, chunk: chunk)
             var sweep = SweepBatch()

@@ -124,6 +124,14 @@ struct TypeIndex {
     mutating func unmanagedBucket(for typeID: ObjectIdentifier) -> Unmanaged<Bucket>? {
         let slot = Self.slot(of: typeID)
         if let recent = recentBuckets[slot], recent._withUnsafeGuaranteedRef({ $0.typeID }) == typeID { return recent }
+        return cachedBucket(for: typeID, at: slot)
+    }
+
+    /// `unmanagedBucket(for:)` when the cache missed: looks the bucket up and caches it. Not
+    /// inlined: the callers' common case, a hit, stays short.
+    @inline(never)
+    // Unmanaged: `buckets` holds it.
+    private mutating func cachedBucket(for typeID: ObjectIdentifier, at slot: Int) -> Unmanaged<Bucket>? {
         guard let bucket = buckets[typeID] else { return nil }
         recentBuckets[slot] = Unmanaged.passUnretained(bucket)
         return recentBuckets[slot]
@@ -188,12 +196,14 @@ struct TypeIndex {
     @inline(__always)
     func needsBucket<E: Sendable>(_: E.Type) -> Bool {
         if unhookedTypes.contains(ObjectIdentifier(E.self)) { return false }
-        return checkNeedsBucket(E.self)
+        return Self.checkNeedsBucket(E.self, caching: unhookedTypes)
     }
 
-    /// `needsBucket`, when the type is not in the cache.
+    /// `needsBucket`, when the type is not in the cache `unhookedTypes`. Static: an instance method
+    /// not inlined would have its caller copy the index into its frame, the dispatch's, which is on
+    /// the stack while handlers run ("Guarantees": the stack per nested dispatch).
     @inline(never)
-    private func checkNeedsBucket<E: Sendable>(_: E.Type) -> Bool {
+    private static func checkNeedsBucket<E: Sendable>(_: E.Type, caching unhookedTypes: TypeIDCache) -> Bool {
         guard E.self is any HookedEvent.Type || E.self is any DeliveredAsSupertypes.Type else {
             unhookedTypes.insert(ObjectIdentifier(E.self))
             return false
@@ -265,7 +275,13 @@ struct TypeIndex {
         // A queued item is a kept event's, so counted: no sticky event, no look at the queue (a
         // load fewer for every operation of a bus without any).
         if stickyCount != 0 && !expiries.isEmpty { expireSticky(limit: Self.expiriesPerOperation, retired: &retired) }
-        guard ownedCount > 0 else { return }
+        if ownedCount > 0 { pickForSweep(work, times: times, sweep: &sweep) }
+    }
+
+    /// `tick`'s share of the sweep checks, when there are owned nodes. Not inlined: an operation on
+    /// a bus without any stays short.
+    @inline(never)
+    private mutating func pickForSweep(_ work: Work, times: Int, sweep: inout SweepBatch) {
         sweepCredit += work.rawValue * times
         while sweepCredit >= 8 && !sweep.isFull {
             sweepCredit -= 8

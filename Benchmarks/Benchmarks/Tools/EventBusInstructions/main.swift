@@ -4,6 +4,7 @@
 //
 //     EventBusInstructions "<scenario name>" <operations>
 //     EventBusInstructions --list
+//     EventBusInstructions --stack-per-level       # bytes of stack per nested dispatch (no callgrind)
 
 import Dispatch
 import Foundation
@@ -21,10 +22,14 @@ func main(_ arguments: [String]) {
         for scenario in allScenarios { print(scenario.name) }
         return
     }
+    if arguments.first == "--stack-per-level" {
+        print("plain \(stackPerNestedLevel(ownerBound: false)) owner-bound \(stackPerNestedLevel(ownerBound: true))")
+        return
+    }
     guard arguments.count == 2, let operations = Int(arguments[1]), operations > 0,
         let scenario = allScenarios.first(where: { $0.name == arguments[0] })
     else {
-        print("usage: EventBusInstructions \"<scenario name>\" <operations> | --list")
+        print("usage: EventBusInstructions \"<scenario name>\" <operations> | --list | --stack-per-level")
         exit(64)
     }
     let workload = scenario.makeWorkload()

@@ -113,7 +113,7 @@ struct ReentrancyTests {
         var levels: Int {
             switch self {
             case .plain: 90
-            case .ownerBound: 85
+            case .ownerBound: 80
             }
         }
 

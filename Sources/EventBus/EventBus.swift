@@ -319,10 +319,16 @@ public final class EventBus: Sendable {
         set { index.handlerErrorHandler = newValue }
     }
 
-    /// Delivers `event` to the subscribers of `key` (and, if `includingUnkeyed`, to the unkeyed
-    /// ones), bypassing `E`'s hooks: how hooks hand an event to the bus's subscribers.
-    package func deliver<E: Event>(_ event: E, key: String?, includingUnkeyed: Bool = true) {
-        index.dispatch(event, key: key, on: self, bypassingHooks: true, includingUnkeyed: includingUnkeyed)
+    /// Delivers `event` to the subscribers of `key` and the unkeyed ones, bypassing `E`'s hooks:
+    /// how hooks hand an event to the bus's subscribers.
+    package func deliver<E: Event>(_ event: E, key: String?) {
+        index.deliverPastHooks(event, key: key, on: self)
+    }
+
+    /// ``deliver(_:key:)`` to the subscribers of `key` only (the notification bridge's
+    /// sender-filtered deliveries).
+    package func deliverToKeyed<E: Event>(_ event: E, key: String?) {
+        index.deliverPastHooksToKeyed(event, key: key, on: self)
     }
 
     /// The number of sticky events kept for `type` (every key), after letting go of the expired

@@ -150,8 +150,9 @@ extension EventNode {
         guard node.bus.index.chainInterest(slotType, slotType).first else { return state }
         withUnsafePointer(to: request) { request in
             withUnsafeMutablePointer(to: &state) { state in
-                _ = node.bus.index.dispatch(
-                    AnswerSlot(request: request, state: state, after: after), key: nil, on: nil, bypassingHooks: true)
+                withUnsafePointer(to: AnswerSlot(request: request, state: state, after: after)) {
+                    _ = node.bus.index.post(at: $0, key: nil)
+                }
             }
         }
         return state

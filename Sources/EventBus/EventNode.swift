@@ -316,21 +316,22 @@ public final class EventNode: Sendable {
             let interest = index.chainInterest(interceptorType, eventType)
             var reached = 0
             if interest.first && !ended {
-                let interception = index.dispatch(
-                    InterceptedEvent(event: event), key: nil, on: nil, bypassingHooks: true)
+                let interception = withUnsafePointer(to: InterceptedEvent(event: event)) {
+                    index.post(at: $0, key: nil)
+                }
                 if interception.isStopped { ending = .dropped(atDepth: depth, delivered: 0) }
             }
             if interest.second {
                 // After a stop or a drop, only the monitors' walk (as a bus dispatch's after a stop).
-                let tally = index.dispatch(
-                    at: event, key: event.pointee.routingKey, on: nil, bypassingHooks: true,
-                    walk: ending == nil ? .all : .monitors(upTo: .max))
+                let tally = index.post(
+                    at: event, key: event.pointee.routingKey, ending == nil ? .all : .monitors(upTo: .max))
                 reached = tally.reached
                 if ending == nil && tally.isStopped { ending = .stopped(atDepth: depth, delivered: 0) }
             }
             delivered += reached
             if let tracer = interest.tracer {
-                tracer(.chainHop(hop(E.self, at: route[depth], depth: depth, reached: reached, ended: ended, ending)))
+                let status = Self.status(ended: ended, ending)
+                tracer(.chainHop(Self.hop(E.self, at: route[depth], depth: depth, reached: reached, status)))
             }
         }
         switch ending {
@@ -342,15 +343,19 @@ public final class EventNode: Sendable {
 
     /// The trace record of a post at one node of its route.
     private static func hop(
-        _ type: Any.Type, at stop: ChainRoute.Stop, depth: Int, reached: Int, ended: Bool, _ ending: ChainOutcome?
+        _ type: Any.Type, at stop: ChainRoute.Stop, depth: Int, reached: Int, _ status: TraceRecord.ChainHop.Status
     ) -> TraceRecord.ChainHop {
-        let status: TraceRecord.ChainHop.Status
+        TraceRecord.ChainHop(type: type, node: stop.name, depth: depth, delivered: reached, status: status)
+    }
+
+    /// A hop's status: `ended` if the post had ended before this node, else what `ending` (how it
+    /// ended here, if it did) says.
+    private static func status(ended: Bool, _ ending: ChainOutcome?) -> TraceRecord.ChainHop.Status {
         switch ending {
-        case _ where ended: status = .ended
-        case .stopped?: status = .stopped
-        case .dropped?: status = .dropped
-        default: status = .passed
+        case _ where ended: .ended
+        case .stopped?: .stopped
+        case .dropped?: .dropped
+        default: .passed
         }
-        return TraceRecord.ChainHop(type: type, node: stop.name, depth: depth, delivered: reached, status: status)
     }
 }

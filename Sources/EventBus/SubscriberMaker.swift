@@ -225,8 +225,7 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
         let owner = self.owner  // held until registered
         if traits.isOwned && owner == nil { return .inert }
         let index = bus.index
-        let primary = index.makeNodes(
-            E.self, keys: options.keys, body: body, traits: traits, owner: owner, callSite: callSite)
+        let primary = index.makeNodes(keys: options.keys, body: body, traits: traits, owner: owner, callSite: callSite)
         let token = index.subscribe(primary, of: E.self, traits: traits, deliversNow: body.deliversNow, bus: bus)
         withExtendedLifetime(owner) {}
         return token

@@ -171,10 +171,10 @@ final class Observation: @unchecked Sendable {
     private func receive(_ notification: Notification) {
         guard isCurrent, let bus else { return }
         let event = NotificationEvent(notification)
-        bus.deliver(event, key: name.rawValue, includingUnkeyed: false)
+        bus.deliverToKeyed(event, key: name.rawValue)
         if let sender = notification.object, type(of: sender) is AnyClass {
             let key = SenderKey.key(name: name, sender: sender as AnyObject)
-            bus.deliver(event, key: key, includingUnkeyed: false)
+            bus.deliverToKeyed(event, key: key)
         }
     }
 }

@@ -30,7 +30,7 @@ struct DispatchPlan {
     private var count = 0
     /// Whether the chunk's nodes are retained (the route ended in it) rather than pinned.
     private var isRetained = false
-    private let includingUnkeyed: Bool
+    let includingUnkeyed: Bool
     private(set) var maxID: UInt64 = 0
     /// The walked bucket, read by each `fill`. Alive while it may be read: a bucket with a pinned
     /// node is not removed, and the plan keeps a node pinned until its last fill (a retained last

@@ -77,13 +77,16 @@ final class StickyStore<E: Sendable>: StickySlots {
         self.expiries = expiries
     }
 
-    /// Applies `policy` to `event` (entry `sequence` of `key`); returns what it replaced, to be
-    /// released after unlocking. `mayBeReceived`: whether the dispatch found a live subscriber when
-    /// it started; an `.untilDelivered` event is then held (see the type's comment) until
-    /// `settle`, and kept at once otherwise. O(1); `.last(n)` amortised (see the type's comment).
+    /// Applies `keeping.policy` to `event` (entry `stamp.sequence` of `key`, kept at `stamp.now`);
+    /// returns what it replaced, to be released after unlocking. `keeping.mayBeReceived`: whether
+    /// the dispatch found a live subscriber when it started; an `.untilDelivered` event is then held
+    /// (see the type's comment) until `settle`, and kept at once otherwise. O(1); `.last(n)` amortised (see the type's comment).
     func store(
-        _ event: E, key: String?, policy: StickyPolicy, sequence: UInt64, now: UInt64, mayBeReceived: Bool
+        _ event: E, key: String?, _ keeping: (policy: StickyPolicy, mayBeReceived: Bool),
+        stamp: (sequence: UInt64, now: UInt64)
     ) -> AnyObject? {
+        let (policy, mayBeReceived) = keeping
+        let (sequence, now) = stamp
         let entry: Entry
         switch policy.kind {
         case .latest:

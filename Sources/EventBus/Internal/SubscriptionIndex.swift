@@ -52,7 +52,7 @@ final class SubscriptionIndex: Sendable {
     }
 
     /// Registers the subscription whose nodes (`primary`, with the other keys' nodes as its
-    /// siblings) ``makeNodes(_:keys:body:traits:owner:callSite:)`` or
+    /// siblings) ``makeNodes(keys:body:traits:owner:callSite:)`` or
     /// ``makePlainNodes(_:keys:handler:traits:callSite:)`` built, and returns its token, an inert one
     /// if `E`'s hooks refused it. `deliversNow`: whether a delivery made on this thread calls the
     /// handler now (evaluated only for a replay).
@@ -95,8 +95,7 @@ final class SubscriptionIndex: Sendable {
     /// allocation under the lock would make every thread waiting for the lock wait for the
     /// allocator too. The plain shape gets its own class (see `PlainSubscription`).
     func makeNodes<E: Sendable>(
-        _: E.Type, keys: SubscriptionKeys, body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?,
-        callSite: CallSite
+        keys: SubscriptionKeys, body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?, callSite: CallSite
     ) -> SubscriptionNode {
         if case .immediate(.event(let handler)) = body, !traits.isOwned {
             return makePlainNodes(E.self, keys: keys, handler: handler, traits: traits, callSite: callSite)
@@ -107,7 +106,7 @@ final class SubscriptionIndex: Sendable {
     }
 
     /// The nodes of a new subscription of the plain shape (see `PlainSubscription`), as
-    /// ``makeNodes(_:keys:body:traits:owner:callSite:)``.
+    /// ``makeNodes(keys:body:traits:owner:callSite:)``.
     @usableFromInline
     func makePlainNodes<E: Sendable>(
         _: E.Type, keys: SubscriptionKeys, handler: @escaping @Sendable (E) -> Void, traits: SubscriptionTraits,
@@ -391,54 +390,91 @@ final class SubscriptionIndex: Sendable {
         case monitors(upTo: UInt64, holding: Unmanaged<StickyHold>? = nil)
     }
 
-    /// ``dispatch(at:key:on:sticky:bypassingHooks:includingUnkeyed:walk:)`` for a value, whose
-    /// address it takes (a call through unspecialized generic code where `E` is not known).
-    @discardableResult
-    @inline(__always)
-    func dispatch<E: Sendable>(
-        _ event: E, key: String?, on bus: EventBus?, sticky: StickyDispatch? = nil, bypassingHooks: Bool = false,
-        includingUnkeyed: Bool = true, walk: Walk = .all
-    ) -> Tally {
-        withUnsafePointer(to: event) {
-            dispatch(
-                at: $0, key: key, on: bus, sticky: sticky, bypassingHooks: bypassingHooks,
-                includingUnkeyed: includingUnkeyed, walk: walk)
-        }
+    // MARK: Delivery: the named entry points, and the one path they share
+
+    /// What a walk through ``walk(_:key:_:)`` does beyond a bus's plain dispatch: each entry point
+    /// below makes one. A plain dispatch is `DispatchRequest(bus: bus)`.
+    struct DispatchRequest {
+        /// The bus of a full dispatch, whose hooks, supertypes, sticky events and dead-event report
+        /// apply; `nil` for a walk over one type's subscribers only (a supertype's, a chain node's).
+        let bus: EventBus?
+        /// How to keep the event, for a sticky dispatch.
+        var sticky: StickyDispatch?
+        /// Whether the type's hooks are passed over (they deliver through here).
+        var bypassingHooks = false
+        /// Whether the unkeyed subscribers are walked, as well as those of the key.
+        var includingUnkeyed = true
+        /// Which of the subscribers are walked.
+        var walk: Walk = .all
     }
 
     /// ``EventBus/dispatch(_:)``'s entry point, called from the caller's module with the event's
     /// address (taken there, where the event's type is known, at no cost).
     @usableFromInline
     func dispatch<E: Sendable>(addressOf event: UnsafePointer<E>, key: String?, on bus: EventBus) {
-        dispatch(at: event, key: key, on: bus)
+        walk(event, key: key, DispatchRequest(bus: bus))
+    }
+
+    /// ``EventBus/dispatch(_:sticky:)``'s entry point: a dispatch that keeps `event` as `sticky`
+    /// says, in the critical section that finds its subscribers.
+    func dispatch<E: Sendable>(_ event: E, key: String?, on bus: EventBus, sticky: StickyDispatch) {
+        withUnsafePointer(to: event) { _ = walk($0, key: key, DispatchRequest(bus: bus, sticky: sticky)) }
+    }
+
+    /// How a type's hooks hand an event to the bus's subscribers of `key` and the unkeyed ones:
+    /// a dispatch that passes the hooks over.
+    func deliverPastHooks<E: Sendable>(_ event: E, key: String?, on bus: EventBus) {
+        withUnsafePointer(to: event) { _ = walk($0, key: key, DispatchRequest(bus: bus, bypassingHooks: true)) }
+    }
+
+    /// ``deliverPastHooks(_:key:on:)`` to the subscribers of `key` only (the notification bridge's
+    /// sender-filtered deliveries, which unkeyed subscribers must not see twice).
+    func deliverPastHooksToKeyed<E: Sendable>(_ event: E, key: String?, on bus: EventBus) {
+        let request = DispatchRequest(bus: bus, bypassingHooks: true, includingUnkeyed: false)
+        withUnsafePointer(to: event) { _ = walk($0, key: key, request) }
+    }
+
+    /// Delivers `value`, which an event is delivered as, to its type's handlers or monitors (as
+    /// `part` says, with the first walk's bound and hold): no hooks, supertypes, sticky or dead
+    /// event of its own.
+    @discardableResult
+    func deliverAsSupertype<S: Sendable>(_ value: S, key: String?, _ part: Walk) -> Tally {
+        withUnsafePointer(to: value) { walk($0, key: key, DispatchRequest(bus: nil, walk: part)) }
+    }
+
+    /// A chain hop: delivers the event at `event` to this node's subscribers of `key` and the
+    /// unkeyed ones, as `part` says (all of them, or the monitors after a stop), past any hooks.
+    @discardableResult
+    func post<E: Sendable>(at event: UnsafePointer<E>, key: String?, _ part: Walk = .all) -> Tally {
+        walk(event, key: key, DispatchRequest(bus: nil, bypassingHooks: true, walk: part))
     }
 
     /// The one delivery path. Dispatches the event at `event` (which stays there, unchanged, until
-    /// this returns) with key `key` to `E`'s hooks if it has any (unless `bypassingHooks`), else
-    /// walks its subscribers of `key` (and the unkeyed ones, if `includingUnkeyed`) with a
-    /// ``DispatchPlan``, decided under the lock a chunk at a time and delivered outside it, then its
-    /// supertypes' subscribers; keeps it if `sticky` says so; reports it to the dead-event handler
-    /// if it reached nobody.
+    /// this returns) with key `key` to `E`'s hooks if it has any (unless `request` bypasses them),
+    /// else walks its subscribers of `key` (and the unkeyed ones, unless the request leaves them
+    /// out) with a ``DispatchPlan``, decided under the lock a chunk at a time and delivered outside
+    /// it, then its supertypes' subscribers; keeps it if the request is sticky; reports it to the
+    /// dead-event handler if it reached nobody.
     ///
-    /// `bus`: a full dispatch; `nil`: a delivery to one type's subscribers only (a supertype's, or
-    /// the exact type's monitors: no hooks, supertypes, sticky or dead event), as `walk` says.
+    /// A request with a bus is a full dispatch; without one, a delivery to one type's subscribers
+    /// only (a supertype's, the exact type's monitors, a chain node's: no hooks, supertypes, sticky
+    /// or dead event), as its `walk` says.
     ///
-    /// Inlined into its callers in release builds (its closures are then inlined too, which saves
-    /// a sixth of a one-subscriber dispatch); not in debug builds, where there is no speed to gain
-    /// and the stack per nested dispatch ("Guarantees") is measured without it.
+    /// Inlined into its entry points in release builds (its closures are then inlined too, which
+    /// saves a sixth of a one-subscriber dispatch, and a constant request costs nothing); not in
+    /// debug builds, where there is no speed to gain and the stack per nested dispatch
+    /// ("Guarantees") is measured without it.
     @discardableResult
     #if DEBUG
         @inline(never)
     #else
         @inline(__always)
     #endif
-    func dispatch<E: Sendable>(
-        at event: UnsafePointer<E>, key: String?, on bus: EventBus?, sticky: StickyDispatch? = nil,
-        bypassingHooks: Bool = false, includingUnkeyed: Bool = true, walk: Walk = .all
-    ) -> Tally {
+    private func walk<E: Sendable>(_ event: UnsafePointer<E>, key: String?, _ request: DispatchRequest) -> Tally {
+        let (bus, sticky, bypassingHooks, part) = (request.bus, request.sticky, request.bypassingHooks, request.walk)
         let typeID = ObjectIdentifier(E.self)
         var ticks = 1
-        if sticky == nil, bus != nil, !bypassingHooks, case .all = walk, findsNothing(typeID) {
+        if sticky == nil, bus != nil, !bypassingHooks, case .all = part, findsNothing(typeID) {
             // Nobody to deliver to, nothing to report: only the bookkeeping's share is left, paid
             // for all of them by every `idleTickInterval`th such dispatch.
             guard idleDispatches.add(1) % Self.idleTickInterval == 0 else { return Tally() }
@@ -448,7 +484,7 @@ final class SubscriptionIndex: Sendable {
             of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.firstChunkCapacity
         ) {
             chunk in
-            var plan = DispatchPlan(includingUnkeyed: includingUnkeyed, chunk: chunk)
+            var plan = DispatchPlan(includingUnkeyed: request.includingUnkeyed, chunk: chunk)
             var sweep = SweepBatch()
             // Whether to report a dead event (1), whether to trace (2): read with the lock held.
             var reports: UInt8 = 0
@@ -471,7 +507,7 @@ final class SubscriptionIndex: Sendable {
                         if bucket.hooks != nil, !bypassingHooks { return .hooks(found) }
                         if bus != nil { supertypes = bucket.supertypes }
                     }
-                    if case .all = walk {} else { plan.limit(to: walk) }
+                    if case .all = part {} else { plan.limit(to: part) }
                     // With supertypes, the monitors come after the supertypes' handlers (`deliver`).
                     if supertypes != nil { plan.limit(to: .handlers(stopped: false, upTo: .max)) }
                     plan.start(in: bucket, key: key, lastID: index.lastID, index: &index, retired: &retired)
@@ -481,8 +517,7 @@ final class SubscriptionIndex: Sendable {
                             supertypes == nil
                             ? plan.foundSubscribers : index.receives(key, in: bucket, orIn: sticky.supertypeIDs)
                         held = index.storeSticky(
-                            event, key: key, policy: sticky.policy, mayBeReceived: mayBeReceived, in: bucket,
-                            retired: &retired)
+                            event, key: key, (sticky.policy, mayBeReceived), in: bucket, retired: &retired)
                     }
                     return supertypes == nil ? .plan : .planThenSupertypes(found)
                 }
@@ -497,7 +532,7 @@ final class SubscriptionIndex: Sendable {
                     leftMonitors: plan.leftMonitors)
             case .planThenSupertypes(let bucket):
                 plan.run(event, key: key, in: self)
-                tally = deliver(event, as: bucket, key: key, includingUnkeyed: includingUnkeyed, after: plan)
+                tally = deliver(event, as: bucket, key: key, after: plan)
             case .hooks(let bucket):
                 tally.isHooked = true
                 handOver(event, to: bucket, refusingSticky: sticky != nil)
@@ -520,8 +555,7 @@ final class SubscriptionIndex: Sendable {
     @inline(never)
     // Unmanaged: see `Route`.
     private func deliver<E: Sendable>(
-        _ event: UnsafePointer<E>, as bucket: Unmanaged<Bucket>, key: String?, includingUnkeyed: Bool,
-        after plan: borrowing DispatchPlan
+        _ event: UnsafePointer<E>, as bucket: Unmanaged<Bucket>, key: String?, after plan: borrowing DispatchPlan
     ) -> Tally {
         var delivery = SupertypeDelivery(
             index: self, key: key, upTo: plan.maxID, holding: plan.hold,
@@ -529,9 +563,11 @@ final class SubscriptionIndex: Sendable {
         // A `.planThenSupertypes` route is only made for a bucket with supertypes.
         bucket._withUnsafeGuaranteedRef { $0.supertypes.unsafelyUnwrapped.deliver(event, &delivery) }
         if plan.leftMonitors {
-            let monitors = dispatch(
-                at: event, key: key, on: nil, includingUnkeyed: includingUnkeyed,
-                walk: .monitors(upTo: plan.maxID, holding: plan.hold))
+            let monitors = walk(
+                event, key: key,
+                DispatchRequest(
+                    bus: nil, includingUnkeyed: plan.includingUnkeyed,
+                    walk: .monitors(upTo: plan.maxID, holding: plan.hold)))
             delivery.countMonitorDeliveries(monitors)
         }
         delivery.deliverToMonitors()

@@ -66,14 +66,13 @@ struct SupertypeDelivery {
     /// no supertypes of its own, nothing sticky), and keeps its monitors for
     /// ``deliverToMonitors()``.
     mutating func deliver<S: Sendable>(_ value: S, as _: S.Type) {
-        let tally = index.dispatch(
-            value, key: key, on: nil, walk: .handlers(stopped: isStopped, upTo: upTo, holding: hold))
+        let tally = index.deliverAsSupertype(value, key: key, .handlers(stopped: isStopped, upTo: upTo, holding: hold))
         reached += tally.reached
         enqueued += tally.enqueued
         isStopped = isStopped || tally.isStopped
         guard tally.leftMonitors else { return }
         monitors.append { [index, key, upTo, hold] in
-            index.dispatch(value, key: key, on: nil, walk: .monitors(upTo: upTo, holding: hold))
+            index.deliverAsSupertype(value, key: key, .monitors(upTo: upTo, holding: hold))
         }
     }
 

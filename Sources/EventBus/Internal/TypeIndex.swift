@@ -596,17 +596,18 @@ struct TypeIndex {
         return unsafeDowncast(sticky, to: StickyStore<E>.self)
     }
 
-    /// Keeps the event at `event` (of `bucket`'s type, key `key`) as `policy` says; the events it
-    /// replaces are released after unlocking. `mayBeReceived`: whether the dispatch found a live
-    /// subscriber; an `.untilDelivered` event is then held until the dispatch, once delivered,
+    /// Keeps the event at `event` (of `bucket`'s type, key `key`) as `keeping.policy` says; the
+    /// events it replaces are released after unlocking. `keeping.mayBeReceived`: whether the
+    /// dispatch found a live subscriber; an `.untilDelivered` event is then held until the dispatch, once delivered,
     /// settles it (``endHolding(_:received:enqueued:retired:)``), and its sequence is
     /// returned (0 otherwise). Not inlined: the plain dispatch path stays free of the store's
     /// generic types (their metadata look-ups would cost every dispatch).
     @inline(never)
     mutating func storeSticky<E: Sendable>(
-        _ event: UnsafePointer<E>, key: String?, policy: StickyPolicy, mayBeReceived: Bool, in bucket: Bucket,
-        retired: inout Retired
+        _ event: UnsafePointer<E>, key: String?, _ keeping: (policy: StickyPolicy, mayBeReceived: Bool),
+        in bucket: Bucket, retired: inout Retired
     ) -> UInt64 {
+        let (policy, mayBeReceived) = keeping
         let store: StickyStore<E>
         if let sticky = bucket.sticky {
             // unsafeDowncast: as in `stickyStore(of:)`.
@@ -619,7 +620,7 @@ struct TypeIndex {
         let now = clock.now
         let before = store.count
         let replaced = store.store(
-            event.pointee, key: key, policy: policy, sequence: stickySequence, now: now, mayBeReceived: mayBeReceived)
+            event.pointee, key: key, keeping, stamp: (sequence: stickySequence, now: now))
         stickyCount += store.count - before
         if let replaced { retired.add(replaced) }
         guard case .untilDelivered = policy.kind, mayBeReceived else { return 0 }

@@ -95,8 +95,8 @@ struct SoleSubscriptionTests {
         let bus = EventBus()
         let log = Shared<[String]>([])
         _ = bus.on(Chat.self).next { log.append("unkeyed \($0.room ?? "nil")") }
-        bus.deliver(Chat(room: "a"), key: "a", includingUnkeyed: false)
-        bus.deliver(Chat(room: "b"), key: "b", includingUnkeyed: true)
+        bus.deliverToKeyed(Chat(room: "a"), key: "a")
+        bus.deliver(Chat(room: "b"), key: "b")
         #expect(log.value == ["unkeyed b"])
     }
 

@@ -25,7 +25,7 @@ struct StickyHoldTests {
                 return .continue
             })
         let primary = bus.index.makeNodes(
-            Note.self, keys: SubscriptionKeys(), body: body, traits: traits, owner: nil,
+            keys: SubscriptionKeys(), body: body, traits: traits, owner: nil,
             callSite: CallSite(fileID: #fileID, line: #line))
         _ = bus.index.subscribe(primary, of: Note.self, traits: traits, deliversNow: true, bus: bus)
     }

@@ -61,7 +61,8 @@ public enum BridgeIssue: Event, CustomStringConvertible {
     case olderThanWindow(origin: UUID, sequence: UInt64, latest: UInt64)
 
     /// An envelope claimed this bridge's own origin but this bridge did not send it (or sent it
-    /// more than 4,096 publishes ago): it was dropped, not taken for an echo.
+    /// so long ago that it no longer remembers it: more than 4,096 publishes, or twice the publish
+    /// buffer's capacity if larger): it was dropped, not taken for an echo.
     case claimsOwnOrigin(wireName: String, sequence: UInt64)
 
     /// `count` events of `origin`, the sequences just below `before`, never arrived: the bridge

@@ -22,10 +22,10 @@ final class SerialPublisher: Sendable {
         var draining = false
         var nextSequence: UInt64 = 1
         var nextTransactionalSequence: UInt64 = 1
-        var sent = SentLog()
+        var sent: SentLog
     }
 
-    private let state = Locked(State())
+    private let state: Locked<State>
     let capacity: Int
     let maximumBytes: Int
     /// How many queued publishes one send carries at most.
@@ -34,6 +34,8 @@ final class SerialPublisher: Sendable {
     init(capacity: Int, maximumBytes: Int) {
         self.capacity = capacity
         self.maximumBytes = maximumBytes
+        // Room for a full queue and as many sent envelopes whose echo has not come back yet.
+        state = Locked(State(sent: SentLog(capacity: max(4096, 2 * capacity))))
     }
 
     /// Makes the envelope `build` returns with the next transactional sequence number, for a

@@ -10,6 +10,7 @@ if [ "$#" -gt 0 ]; then
 else
   dirs=()
   for dir in Sources Tests Snippets CompileChecks Benchmarks/Benchmarks Fuzz scripts \
+    Integrations/EventBusRemote/Sources Integrations/EventBusRemote/Tests \
     Integrations/EventBusPostgres/Sources Integrations/EventBusPostgres/Tests \
     Integrations/EventBusLogging/Sources Integrations/EventBusLogging/Tests; do
     [ -d "$dir" ] && dirs+=("$dir")

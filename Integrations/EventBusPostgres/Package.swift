@@ -2,7 +2,8 @@
 import PackageDescription
 
 // The PostgreSQL LISTEN/NOTIFY bridge: a package of its own, so that the EventBus library keeps
-// zero dependencies. It depends on the library by path, and on postgres-nio.
+// zero dependencies. It is a transport of EventBusRemote (envelopes, integrity, duplicates, loss
+// accounting), and depends on it and on the library by path, and on postgres-nio.
 
 // The same upcoming features as the root package, applied to every target.
 let upcomingFeatures: [SwiftSetting] = [
@@ -26,6 +27,7 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "EventBus", path: "../.."),
+        .package(name: "EventBusRemote", path: "../EventBusRemote"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -36,6 +38,7 @@ let package = Package(
             name: "EventBusPostgres",
             dependencies: [
                 .product(name: "EventBus", package: "EventBus"),
+                .product(name: "EventBusRemote", package: "EventBusRemote"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

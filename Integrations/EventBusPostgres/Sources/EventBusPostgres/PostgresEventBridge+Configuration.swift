@@ -1,5 +1,8 @@
+public import Foundation
+
 extension PostgresEventBridge {
-    /// The timing and capacity settings of a bridge; the defaults suit most apps.
+    /// The timing, capacity and integrity settings of a bridge; the defaults suit most apps, except
+    /// that a key should be set whenever roles you do not trust can `NOTIFY` on the database.
     ///
     /// ```swift
     /// var settings = PostgresEventBridge.Configuration()
@@ -27,8 +30,14 @@ extension PostgresEventBridge {
         public var maximumReconnectDelay: Duration = .seconds(10)
 
         /// How many publishes may wait for the serial publisher; beyond that ``publish(_:)``
-        /// refuses (``PostgresEventBridgeError/publishBufferFull(capacity:)``). Default 1,024.
+        /// refuses (`RemoteBridgeError.publishBufferFull(capacity:)`). Default 1,024.
         public var publishBufferCapacity = 1024
+
+        /// The key shared by every instance on the channel, to authenticate envelopes with
+        /// HMAC-SHA256; `nil` (the default) sends and accepts unauthenticated envelopes, which any
+        /// role that can `NOTIFY` on the channel can forge. Use 32 random bytes, the same on every
+        /// instance (`RemoteBridge.Configuration.authenticationKey`).
+        public var authenticationKey: Data?
 
         /// The defaults.
         ///

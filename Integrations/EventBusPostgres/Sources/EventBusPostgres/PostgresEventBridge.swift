@@ -1,12 +1,14 @@
 public import EventBus
+@_exported public import EventBusRemote
 public import Foundation
 public import Logging
-import NIOConcurrencyHelpers
 public import PostgresNIO
 public import ServiceLifecycle
 
 /// Carries registered events between the app instances that share a PostgreSQL database, over
-/// `LISTEN`/`NOTIFY`.
+/// `LISTEN`/`NOTIFY`: the PostgreSQL transport of an EventBusRemote `RemoteBridge`, which does the
+/// envelopes, integrity, duplicates and loss accounting (its types, ``BridgeStatus`` and
+/// ``BridgeIssue`` among them, come with this module).
 ///
 /// Each instance makes one bridge per channel, registers the `Codable` events it exchanges under
 /// explicit wire names, runs the bridge (a swift-service-lifecycle `Service`) and publishes through
@@ -29,18 +31,28 @@ public import ServiceLifecycle
 ///
 /// - **At most once**, nothing persisted. A receiver gets each event at most once; it misses the
 ///   events published while it is not listening, which ``BridgeStatus`` reports (`.interrupted`,
-///   then `.resumed(gap:)`). Every other loss is reported as a ``BridgeIssue``.
+///   then `.resumed(gap:)`), and each origin's next event says how many of its events were missed
+///   (`BridgeIssue.missed(origin:count:before:)`). Every other loss, and every dropped duplicate, is
+///   reported as a ``BridgeIssue``.
 /// - **Order.** One serial publisher per bridge: an instance's events reach every receiver in
 ///   publish order, and all receivers see the events of all instances in one order (PostgreSQL
 ///   delivers in commit order).
 /// - **No echo, no loops.** A bridge ignores its own notifications (except transactional publishes,
 ///   delivered locally when the echo arrives after COMMIT); only ``publish(_:)`` sends, and received
-///   events are dispatched locally only.
+///   events are dispatched locally only. A notification that claims this bridge's origin but was
+///   not sent by it is reported, never taken for an echo.
 /// - **Where handlers run.** Received events, statuses and issues are dispatched with
 ///   `EventBus.dispatchOnBusQueue(_:)`: synchronous subscribers run on the bus's serial queue, never
 ///   on a NIO event loop and never under a lock of the bridge.
 /// - **Untrusted input.** Any database role can NOTIFY any channel: only registered wire names
-///   decode, and foreign, malformed or oversized payloads are reported and skipped.
+///   decode, foreign, malformed or oversized payloads are reported and skipped, and an (origin,
+///   sequence) is recorded only once its envelope has authenticated and decoded.
+///
+/// > Important: Without ``Configuration/authenticationKey``, any role that can `NOTIFY` on the
+/// > channel can forge events under any origin and suppress an instance's real events (by
+/// > sending its next sequence numbers first); the suppression is reported, not prevented. With a
+/// > key shared by the instances, envelopes carry an HMAC-SHA256 and unauthenticated ones are
+/// > refused.
 ///
 /// > Important: The listening connection must be a direct session: PgBouncer in transaction
 /// > pooling mode cannot hold a `LISTEN`. When a loss is unacceptable, write an outbox table in the
@@ -54,32 +66,22 @@ public final class PostgresEventBridge: Service, Sendable {
     public static let maximumPayloadBytes = 7_999
 
     /// The bus received events, statuses and issues are dispatched on.
-    public let bus: EventBus
+    public var bus: EventBus { remote.bus }
 
     /// The PostgreSQL channel the bridge listens and publishes on.
     public let channel: String
 
     /// This bridge's origin id, in every envelope it sends: a random UUID per bridge.
-    public let origin: UUID
+    public var origin: UUID { remote.origin }
 
-    /// The timing and capacity settings.
+    /// The timing, capacity and integrity settings.
     public let configuration: Configuration
 
-    private let listenConfiguration: PostgresConnection.Configuration
-    private let client: PostgresClient
-    private let logger: Logger
-    private let registry = NIOLockedValueBox(Registry())
-    private let publisher: SerialPublisher
-    private let duplicates = NIOLockedValueBox(DuplicateWindow())
-    /// Whether `run()` is running, and the heartbeats sent and come back.
-    private let listenState = NIOLockedValueBox(ListenState())
+    /// The transport-independent bridge this one is the PostgreSQL transport of.
+    public let remote: RemoteBridge
 
-    private struct ListenState {
-        var isRunning = false
-        var heartbeatsSent: UInt64 = 0
-        var heartbeatsReturned: UInt64 = 0
-        var connectionCount = 0
-    }
+    private let transport: PostgresTransport
+    private let logger: Logger
 
     /// Makes a bridge on `channel`; nothing is opened until ``run()``.
     ///
@@ -92,7 +94,7 @@ public final class PostgresEventBridge: Service, Sendable {
     ///     example in the same `ServiceGroup`).
     ///   - channel: A lowercase identifier of 1 to 63 bytes (`[a-z_][a-z0-9_]*`), the same on every
     ///     instance.
-    ///   - configuration: Heartbeat, reconnection and buffer settings.
+    ///   - configuration: Heartbeat, reconnection, buffer and key settings.
     ///   - logger: Where the bridge and its connection log; silent by default (statuses and issues
     ///     are on the bus).
     /// - Throws: ``PostgresEventBridgeError/invalidChannelName(_:)``.
@@ -112,14 +114,16 @@ public final class PostgresEventBridge: Service, Sendable {
         logger: Logger = Logger(label: "EventBusPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws {
         guard Names.isValidChannel(channel) else { throw PostgresEventBridgeError.invalidChannelName(channel) }
-        self.bus = bus
         self.channel = channel
-        self.origin = UUID()
         self.configuration = configuration
-        self.listenConfiguration = listenConfiguration
-        self.client = client
         self.logger = logger
-        self.publisher = SerialPublisher(capacity: max(1, configuration.publishBufferCapacity))
+        transport = PostgresTransport(
+            channel: channel, listenConfiguration: listenConfiguration, client: client, configuration: configuration,
+            logger: logger)
+        var settings = RemoteBridge.Configuration()
+        settings.publishBufferCapacity = configuration.publishBufferCapacity
+        settings.authenticationKey = configuration.authenticationKey
+        remote = RemoteBridge(bus: bus, transport: transport, configuration: settings)
     }
 
     // MARK: Registration
@@ -127,21 +131,16 @@ public final class PostgresEventBridge: Service, Sendable {
     /// Lets events of type `E` cross the bridge under `wireName`, both ways.
     ///
     /// Only registered types are published and decoded: an envelope naming another wire name is
-    /// skipped (``BridgeIssue/unknownWireName(_:origin:)``). Choose names that say the version
+    /// skipped (`BridgeIssue.unknownWireName(_:origin:)`). Choose names that say the version
     /// (`"order.shipped.v1"`) and keep them stable across deployments: the name, not the Swift
-    /// type, is the contract. Thread-safe; may be called while the bridge runs.
-    ///
-    /// A name of 1 to 128 letters, digits, `.`, `-`, `_` or `:` is accepted once per type; an
-    /// invalid name, a second name for a type or a name taken by another type is refused and
-    /// reported as ``BridgeIssue/registrationRefused(wireName:reason:)`` (registering the same pair
-    /// again does nothing).
+    /// type, is the contract. Thread-safe; may be called while the bridge runs. The same as
+    /// `RemoteBridge.register(_:as:)`.
     ///
     /// ```swift
     /// cluster.register(OrderShipped.self, as: "order.shipped.v1")
     /// ```
     public func register<E: Event & Codable>(_ type: E.Type, as wireName: String) {
-        let problem = Names.wireNameProblem(wireName) ?? registry.withLockedValue { $0.add(type, as: wireName) }
-        if let problem { report(.registrationRefused(wireName: wireName, reason: problem)) }
+        remote.register(type, as: wireName)
     }
 
     // MARK: Publishing
@@ -155,33 +154,16 @@ public final class PostgresEventBridge: Service, Sendable {
     /// returns once it has been sent. Publishing does not need ``run()``.
     ///
     /// Refused, with nothing dispatched or sent and a ``BridgeIssue`` reported: a type that was not
-    /// registered, an envelope over ``maximumPayloadBytes``, a full publish buffer. A failed NOTIFY
-    /// (after the local dispatch) throws and reports ``BridgeIssue/publishFailed(wireName:sequence:error:)``.
-    /// Cancelling the calling task does not withdraw a publish already queued.
+    /// registered, an envelope over ``maximumPayloadBytes``, a full publish buffer
+    /// (`RemoteBridgeError`). A failed NOTIFY (after the local dispatch) throws and reports
+    /// `BridgeIssue.publishFailed(wireName:sequence:error:)`. Cancelling the calling task does not
+    /// withdraw a publish already queued.
     ///
     /// ```swift
     /// try await cluster.publish(OrderShipped(orderID: id))
     /// ```
     public func publish<E: Event & Codable>(_ event: E) async throws {
-        let (wireName, payload, keyJSON) = try encode(event)
-        let admission = publisher.admit(wireName: wireName) { sequence in
-            Envelope.event(
-                origin: origin, sequence: sequence, wireName: wireName, keyJSON: keyJSON, transactional: false,
-                payload: payload)
-        }
-        switch admission {
-        case .refused(let error, let bytes):
-            if case .publishBufferFull(let capacity) = error {
-                report(.publishBufferFull(wireName: wireName, capacity: capacity))
-            } else {
-                report(.payloadTooLarge(wireName: wireName, bytes: bytes))
-            }
-            throw error
-        case .admitted(let ticket, let startsDrain):
-            bus.dispatch(event)
-            if startsDrain { Task { await self.drainPublishes() } }
-            try await ticket.wait()
-        }
+        try await remote.publish(event)
     }
 
     /// Sends `event` within the transaction open on `connection`: PostgreSQL delivers it at COMMIT,
@@ -202,56 +184,8 @@ public final class PostgresEventBridge: Service, Sendable {
     /// }
     /// ```
     public func publish<E: Event & Codable>(_ event: E, in connection: PostgresConnection) async throws {
-        let (wireName, payload, keyJSON) = try encode(event)
-        let sequence = publisher.takeSequence()
-        let envelope = Envelope.event(
-            origin: origin, sequence: sequence, wireName: wireName, keyJSON: keyJSON, transactional: true,
-            payload: payload)
-        let bytes = envelope.utf8.count
-        guard bytes <= Self.maximumPayloadBytes else {
-            report(.payloadTooLarge(wireName: wireName, bytes: bytes))
-            throw PostgresEventBridgeError.payloadTooLarge(bytes: bytes)
-        }
-        try await connection.query(notifyQuery([envelope]), logger: logger).consume()
-    }
-
-    /// The wire name, payload JSON and key JSON of `event`; runs the event's `Encodable` code, so
-    /// never under a lock.
-    private func encode<E: Event & Codable>(_ event: E) throws -> (String, String, String?) {
-        guard let wireName = registry.withLockedValue({ $0.wireName(of: E.self) }) else {
-            throw PostgresEventBridgeError.unregisteredType(E.self)
-        }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let payload = String(decoding: try encoder.encode(event), as: UTF8.self)
-        let keyJSON = try event.eventType._eventRoutingKey.map {
-            String(decoding: try encoder.encode($0), as: UTF8.self)
-        }
-        return (wireName, payload, keyJSON)
-    }
-
-    /// `SELECT pg_notify($1, $2), pg_notify($1, $3), …`: one statement, so one implicit
-    /// transaction, delivered in this order.
-    private func notifyQuery(_ envelopes: [String]) -> PostgresQuery {
-        var bindings = PostgresBindings(capacity: envelopes.count + 1)
-        bindings.append(channel)
-        var calls: [String] = []
-        for (index, envelope) in envelopes.enumerated() {
-            bindings.append(envelope)
-            calls.append("pg_notify($1, $\(index + 2))")
-        }
-        return PostgresQuery(unsafeSQL: "SELECT " + calls.joined(separator: ", "), binds: bindings)
-    }
-
-    private func drainPublishes() async {
-        await publisher.drain(
-            send: { jobs in
-                try await self.client.query(self.notifyQuery(jobs.map(\.envelope)), logger: self.logger).consume()
-            },
-            failed: { job, error in
-                self.report(.publishFailed(wireName: job.wireName, sequence: job.sequence, error: error))
-            }
-        )
+        let envelope = try remote.transactionalEnvelope(for: event)
+        try await connection.query(transport.notifyQuery([envelope]), logger: logger).consume()
     }
 
     // MARK: Listening
@@ -271,158 +205,14 @@ public final class PostgresEventBridge: Service, Sendable {
     /// Received events are dispatched with `EventBus.dispatchOnBusQueue(_:)`, in the order
     /// PostgreSQL delivered them.
     ///
-    /// - Throws: ``PostgresEventBridgeError/alreadyRunning`` if it is already running; nothing
-    ///   else (failures are reported as statuses and retried).
+    /// - Throws: `RemoteBridgeError.alreadyRunning` if it is already running; nothing else
+    ///   (failures are reported as statuses and retried).
     ///
     /// ```swift
     /// let group = ServiceGroup(services: [client, cluster], logger: logger)
     /// try await group.run()
     /// ```
     public func run() async throws {
-        let started = listenState.withLockedValue { state in
-            defer { state.isRunning = true }
-            return !state.isRunning
-        }
-        guard started else { throw PostgresEventBridgeError.alreadyRunning }
-        defer {
-            listenState.withLockedValue { $0.isRunning = false }
-            report(.stopped)
-        }
-        await cancelWhenGracefulShutdown { await self.listenUntilCancelled() }
-    }
-
-    private func listenUntilCancelled() async {
-        var interruptedAt: ContinuousClock.Instant?
-        var hasListened = false
-        var failedAttempts = 0
-        while !Task.isCancelled {
-            do {
-                try await withListeningConnection {
-                    failedAttempts = 0
-                    if let since = interruptedAt, hasListened {
-                        report(.resumed(gap: since.duration(to: .now)))
-                    } else {
-                        report(.listening)
-                    }
-                    interruptedAt = nil
-                    hasListened = true
-                }
-            } catch {
-                if Task.isCancelled { break }
-                logger.warning("listening on \(channel) failed: \(error)")
-                if interruptedAt == nil {
-                    interruptedAt = .now
-                    report(.interrupted(error))
-                }
-                failedAttempts += 1
-                try? await Task.sleep(for: configuration.delay(beforeAttempt: failedAttempts))
-            }
-        }
-    }
-
-    /// Opens the listening connection, LISTENs, calls `onListening`, then receives while the
-    /// heartbeat runs; closes the connection however that ends.
-    private func withListeningConnection(onListening: () -> Void) async throws {
-        let id = listenState.withLockedValue { state in
-            state.connectionCount += 1
-            return state.connectionCount
-        }
-        let connection = try await PostgresConnection.connect(
-            configuration: listenConfiguration, id: id, logger: logger)
-        do {
-            try await connection.listen(on: channel) { notifications in
-                onListening()
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await self.heartbeat(connection) }
-                    group.addTask {
-                        try await self.receive(notifications)
-                        // The sequence ends without an error when the connection closes under it.
-                        if !Task.isCancelled { throw PostgresEventBridgeError.connectionClosed }
-                    }
-                    defer { group.cancelAll() }
-                    try await group.next()
-                }
-            }
-        } catch {
-            try? await connection.close()
-            throw error
-        }
-        try? await connection.close()
-    }
-
-    /// Sends a heartbeat NOTIFY on the listening connection every interval and throws (after
-    /// closing the connection, which ends the notification sequence too) if one does not come back
-    /// within the limit.
-    private func heartbeat(_ connection: PostgresConnection) async throws {
-        while true {
-            try await Task.sleep(for: configuration.heartbeatInterval)
-            let number = listenState.withLockedValue { state in
-                state.heartbeatsSent += 1
-                return state.heartbeatsSent
-            }
-            let query = notifyQuery([Envelope.heartbeat(origin: origin, number: number)])
-            // Not awaited: on a dead connection the query may never complete; the timeout decides.
-            connection.query(query, logger: logger).whenFailure { [logger] error in
-                logger.debug("heartbeat query failed: \(error)")
-            }
-            try await Task.sleep(for: configuration.heartbeatTimeout)
-            let returned = listenState.withLockedValue { $0.heartbeatsReturned >= number }
-            if !returned {
-                connection.close().whenComplete { _ in }
-                throw PostgresEventBridgeError.heartbeatTimeout(configuration.heartbeatTimeout)
-            }
-        }
-    }
-
-    /// Handles each notification, until the sequence ends.
-    private func receive(_ notifications: PostgresNotificationSequence) async throws {
-        for try await notification in notifications {
-            handle(notification.payload)
-        }
-    }
-
-    /// Classifies one untrusted payload and dispatches, records or reports it. Never traps.
-    func handle(_ payload: String) {
-        switch Envelope.parse(payload) {
-        case .invalid(let reason):
-            report(
-                .undecodableNotification(
-                    reason: reason, bytes: payload.utf8.count, excerpt: String(payload.prefix(80))))
-        case .heartbeat(let sender, let number):
-            guard sender == origin else { return }  // other instances' heartbeats are not for us
-            listenState.withLockedValue { $0.heartbeatsReturned = max($0.heartbeatsReturned, number) }
-        case .event(let sender, let sequence, let wireName, let transactional, let data):
-            // No echo: our own publishes were dispatched at publish time, except transactional ones.
-            if sender == origin && !transactional { return }
-            if duplicates.withLockedValue({ $0.isDuplicate(origin: sender, sequence: sequence) }) { return }
-            guard let deliver = registry.withLockedValue({ $0.deliver(forWireName: wireName) }) else {
-                report(.unknownWireName(wireName, origin: sender))
-                return
-            }
-            do {
-                try deliver(data, bus)
-            } catch {
-                report(.undecodablePayload(wireName: wireName, origin: sender, error: error))
-            }
-        }
-    }
-
-    // MARK: Reports
-
-    private func report(_ status: BridgeStatus) {
-        logger.info("channel \(channel): \(status)")
-        bus.dispatchOnBusQueue(status)
-    }
-
-    private func report(_ issue: BridgeIssue) {
-        logger.warning("channel \(channel): \(issue)")
-        bus.dispatchOnBusQueue(issue)
-    }
-}
-
-extension PostgresRowSequence {
-    /// Reads the rows to the end, so that the statement (and its NOTIFYs) has completed.
-    fileprivate func consume() async throws {
-        for try await _ in self {}
+        try await cancelWhenGracefulShutdown { try await self.remote.run() }
     }
 }

@@ -1,32 +1,18 @@
-public import EventBus
-
-/// Why a ``PostgresEventBridge`` call failed.
+/// Why a ``PostgresEventBridge`` could not be made or stopped listening (the errors of publishing
+/// and registering are EventBusRemote's `RemoteBridgeError`).
 ///
 /// ```swift
 /// do {
-///     try await cluster.publish(OrderShipped(orderID: id))
-/// } catch PostgresEventBridgeError.payloadTooLarge(let bytes) {
-///     logger.error("order event too large: \(bytes) bytes")
+///     _ = try PostgresEventBridge(
+///         bus: bus, listenConfiguration: config, client: client, channel: "App Events")
+/// } catch PostgresEventBridgeError.invalidChannelName(let name) {
+///     logger.error("bad channel \(name)")
 /// }
 /// ```
 public enum PostgresEventBridgeError: Error, CustomStringConvertible {
     /// The channel name is not a lowercase PostgreSQL identifier of 1 to 63 bytes
     /// (`[a-z_][a-z0-9_]*`).
     case invalidChannelName(String)
-
-    /// The event's type was not registered with ``PostgresEventBridge/register(_:as:)``.
-    case unregisteredType(any Event.Type)
-
-    /// The envelope would take `bytes` UTF-8 bytes, over
-    /// ``PostgresEventBridge/maximumPayloadBytes``. Nothing was sent or dispatched.
-    case payloadTooLarge(bytes: Int)
-
-    /// The serial publisher already has `capacity` publishes waiting. Nothing was sent or
-    /// dispatched.
-    case publishBufferFull(capacity: Int)
-
-    /// ``PostgresEventBridge/run()`` was called while it was already running.
-    case alreadyRunning
 
     /// The listening connection's heartbeat did not come back within the limit.
     case heartbeatTimeout(Duration)
@@ -44,14 +30,6 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
         case .invalidChannelName(let name):
             return
                 "invalid channel name \(name.debugDescription): use 1 to 63 bytes of [a-z0-9_], not starting with a digit"
-        case .unregisteredType(let type):
-            return "\(type) is not registered with the bridge: call register(_:as:) first"
-        case .payloadTooLarge(let bytes):
-            return "the envelope takes \(bytes) bytes, over \(PostgresEventBridge.maximumPayloadBytes)"
-        case .publishBufferFull(let capacity):
-            return "\(capacity) publishes are already waiting"
-        case .alreadyRunning:
-            return "the bridge is already running"
         case .heartbeatTimeout(let limit):
             return "the heartbeat did not come back within \(limit)"
         case .connectionClosed:

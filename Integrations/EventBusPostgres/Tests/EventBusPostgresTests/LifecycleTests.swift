@@ -15,7 +15,7 @@ extension PostgresBridgeTests {
             let node = try ClusterNode(name: "\(channel)_a", url: PostgresBridgeTests.url, channel: channel)
             try await node.start()
             #expect(try await PostgresBridgeTests.backendPIDs(of: node.name).count == 1)
-            await #expect(throws: PostgresEventBridgeError.self) { try await node.bridge.run() }
+            await #expect(throws: RemoteBridgeError.self) { try await node.bridge.run() }
             await node.stop()
             #expect(await node.statuses.wait { $0.last?.isStopped == true })
             // The server forgets the session once the client's Terminate arrives.
@@ -43,7 +43,7 @@ extension PostgresBridgeTests {
                         group.addTask {
                             do {
                                 try await a.bridge.publish(Ping(from: "a", n: n))
-                            } catch PostgresEventBridgeError.publishBufferFull(let capacity) {
+                            } catch RemoteBridgeError.publishBufferFull(let capacity) {
                                 #expect(capacity == 2)
                                 refused.withLockedValue { $0 += 1 }
                             }
@@ -69,7 +69,7 @@ extension PostgresBridgeTests {
         func unregisteredType() async throws {
             struct Unregistered: Event, Codable {}
             try await PostgresBridgeTests.withNodes(["a"]) { nodes in
-                await #expect(throws: PostgresEventBridgeError.self) {
+                await #expect(throws: RemoteBridgeError.self) {
                     try await nodes[0].bridge.publish(Unregistered())
                 }
             }

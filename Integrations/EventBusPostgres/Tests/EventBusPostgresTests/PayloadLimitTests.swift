@@ -12,7 +12,7 @@ extension PostgresBridgeTests {
             let text = String(repeating: "x", count: 8_000)
             do {
                 try await bridge.publish(Blob(text: text))
-            } catch PostgresEventBridgeError.payloadTooLarge(let bytes) {
+            } catch RemoteBridgeError.payloadTooLarge(let bytes, _) {
                 return bytes - 8_000
             }
             Issue.record("an 8,000-character blob was not refused")
@@ -36,10 +36,10 @@ extension PostgresBridgeTests {
                 #expect(atB.events.first?.text.utf8.count == fits.utf8.count)
 
                 let over = fits + "x"
-                await #expect(throws: PostgresEventBridgeError.self) { try await a.bridge.publish(Blob(text: over)) }
+                await #expect(throws: RemoteBridgeError.self) { try await a.bridge.publish(Blob(text: over)) }
                 do {
                     try await a.bridge.publish(Blob(text: over))
-                } catch PostgresEventBridgeError.payloadTooLarge(let bytes) {
+                } catch RemoteBridgeError.payloadTooLarge(let bytes, _) {
                     #expect(bytes == 8_000)
                 }
                 #expect(await a.issues.wait(forCount: 3))
@@ -71,8 +71,8 @@ extension PostgresBridgeTests {
 
                 let tooMany = twoByte + "é"  // room / 2 + 1 characters, far fewer than 7,999
                 #expect(tooMany.count < 4_100)
-                await #expect(throws: PostgresEventBridgeError.self) { try await a.bridge.publish(Blob(text: tooMany)) }
-                await #expect(throws: PostgresEventBridgeError.self) {
+                await #expect(throws: RemoteBridgeError.self) { try await a.bridge.publish(Blob(text: tooMany)) }
+                await #expect(throws: RemoteBridgeError.self) {
                     try await a.bridge.publish(Blob(text: fourByte + "🚚"))
                 }
             }

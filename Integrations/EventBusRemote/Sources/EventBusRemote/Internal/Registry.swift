@@ -4,10 +4,13 @@ import Foundation
 /// The registered event types, by wire name and by type. Guarded by the bridge's lock; its
 /// closures run after the lock is released.
 struct Registry {
-    /// Decodes an envelope's payload as the registered type and dispatches it on the bus queue.
-    typealias Deliver = @Sendable (Data, EventBus) throws -> Void
+    /// Decodes an envelope's payload as the registered type; the result dispatches it.
+    typealias Decode = @Sendable (Data) throws -> Decoded
 
-    private var byName: [String: (type: ObjectIdentifier, deliver: Deliver)] = [:]
+    /// A decoded event, ready to be dispatched on a bus's queue.
+    typealias Decoded = @Sendable (EventBus) -> Void
+
+    private var byName: [String: (type: ObjectIdentifier, decode: Decode)] = [:]
     private var byType: [ObjectIdentifier: String] = [:]
 
     /// Registers `E` as `wireName`; returns why not, or `nil`.
@@ -20,9 +23,9 @@ struct Registry {
         byType[id] = wireName
         byName[wireName] = (
             id,
-            { data, bus in
+            { data in
                 let event = try JSONDecoder().decode(Envelope.Payload<E>.self, from: data).p
-                bus.dispatchOnBusQueue(event)
+                return { bus in bus.dispatchOnBusQueue(event) }
             }
         )
         return nil
@@ -32,7 +35,7 @@ struct Registry {
         byType[ObjectIdentifier(type)]
     }
 
-    func deliver(forWireName name: String) -> Deliver? {
-        byName[name]?.deliver
+    func decoder(forWireName name: String) -> Decode? {
+        byName[name]?.decode
     }
 }

@@ -1,5 +1,3 @@
-import NIOConcurrencyHelpers
-
 /// The outcome of one queued publish, which its caller awaits: completed once, by the serial
 /// publisher, before or after the caller starts waiting.
 final class PublishTicket: Sendable {
@@ -8,11 +6,11 @@ final class PublishTicket: Sendable {
         case done(Result<Void, any Error>)
     }
 
-    private let state = NIOLockedValueBox(State.pending(nil))
+    private let state = Locked(State.pending(nil))
 
     /// Records the outcome and resumes the waiter, if any (after unlocking).
     func complete(_ result: Result<Void, any Error>) {
-        let waiter: CheckedContinuation<Void, any Error>? = state.withLockedValue { state in
+        let waiter: CheckedContinuation<Void, any Error>? = state.withLock { state in
             guard case .pending(let waiter) = state else { return nil }
             state = .done(result)
             return waiter
@@ -23,7 +21,7 @@ final class PublishTicket: Sendable {
     /// Returns when the publish has been sent; throws its error if it failed.
     func wait() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let outcome: Result<Void, any Error>? = state.withLockedValue { state in
+            let outcome: Result<Void, any Error>? = state.withLock { state in
                 switch state {
                 case .pending:
                     state = .pending(continuation)

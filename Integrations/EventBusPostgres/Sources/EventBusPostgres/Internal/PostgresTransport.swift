@@ -1,0 +1,135 @@
+import EventBusRemote
+import Logging
+import NIOConcurrencyHelpers
+import PostgresNIO
+
+/// LISTEN/NOTIFY as a ``RemoteTransport``: sends through the client's pool, receives on a dedicated
+/// connection that it reconnects with backoff and checks with heartbeats. Everything about
+/// envelopes, integrity, duplicates and losses is EventBusRemote's.
+struct PostgresTransport: RemoteTransport {
+    let channel: String
+    let listenConfiguration: PostgresConnection.Configuration
+    let client: PostgresClient
+    let configuration: PostgresEventBridge.Configuration
+    let logger: Logger
+    /// The heartbeats come back and the connections opened, across reconnections.
+    private let listenState = NIOLockedValueBox(ListenState())
+
+    private struct ListenState {
+        var heartbeatsReturned: UInt64 = 0
+        var connectionCount = 0
+    }
+
+    init(
+        channel: String, listenConfiguration: PostgresConnection.Configuration, client: PostgresClient,
+        configuration: PostgresEventBridge.Configuration, logger: Logger
+    ) {
+        self.channel = channel
+        self.listenConfiguration = listenConfiguration
+        self.client = client
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    var maximumPayloadBytes: Int { PostgresEventBridge.maximumPayloadBytes }
+
+    func send(_ payloads: [String]) async throws {
+        try await client.query(notifyQuery(payloads), logger: logger).consume()
+    }
+
+    /// `SELECT pg_notify($1, $2), pg_notify($1, $3), …`: one statement, so one implicit
+    /// transaction, delivered in this order.
+    func notifyQuery(_ envelopes: [String]) -> PostgresQuery {
+        var bindings = PostgresBindings(capacity: envelopes.count + 1)
+        bindings.append(channel)
+        var calls: [String] = []
+        for (index, envelope) in envelopes.enumerated() {
+            bindings.append(envelope)
+            calls.append("pg_notify($1, $\(index + 2))")
+        }
+        return PostgresQuery(unsafeSQL: "SELECT " + calls.joined(separator: ", "), binds: bindings)
+    }
+
+    /// Listens until the task is cancelled, reconnecting after every failure with exponential
+    /// backoff and jitter.
+    func receive(into inbox: RemoteInbox) async throws {
+        var failedAttempts = 0
+        while !Task.isCancelled {
+            do {
+                try await withListeningConnection(inbox) {
+                    failedAttempts = 0
+                    inbox.listening()
+                }
+            } catch {
+                if Task.isCancelled { break }
+                logger.warning("listening on \(channel) failed: \(error)")
+                inbox.interrupted(error)
+                failedAttempts += 1
+                try? await Task.sleep(for: configuration.delay(beforeAttempt: failedAttempts))
+            }
+        }
+    }
+
+    /// Opens the listening connection, LISTENs, calls `onListening`, then receives while the
+    /// heartbeat runs; closes the connection however that ends.
+    private func withListeningConnection(_ inbox: RemoteInbox, onListening: () -> Void) async throws {
+        let id = listenState.withLockedValue { state in
+            state.connectionCount += 1
+            return state.connectionCount
+        }
+        let connection = try await PostgresConnection.connect(
+            configuration: listenConfiguration, id: id, logger: logger)
+        do {
+            try await connection.listen(on: channel) { notifications in
+                onListening()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await self.heartbeat(connection, inbox) }
+                    group.addTask {
+                        for try await notification in notifications {
+                            if case .ownHeartbeat(let number) = inbox.deliver(notification.payload) {
+                                listenState.withLockedValue {
+                                    $0.heartbeatsReturned = max($0.heartbeatsReturned, number)
+                                }
+                            }
+                        }
+                        // The sequence ends without an error when the connection closes under it.
+                        if !Task.isCancelled { throw PostgresEventBridgeError.connectionClosed }
+                    }
+                    defer { group.cancelAll() }
+                    try await group.next()
+                }
+            }
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try? await connection.close()
+    }
+
+    /// Sends a heartbeat NOTIFY on the listening connection every interval and throws (after
+    /// closing the connection, which ends the notification sequence too) if one does not come back
+    /// within the limit.
+    private func heartbeat(_ connection: PostgresConnection, _ inbox: RemoteInbox) async throws {
+        while true {
+            try await Task.sleep(for: configuration.heartbeatInterval)
+            let (payload, number) = inbox.heartbeat()
+            // Not awaited: on a dead connection the query may never complete; the timeout decides.
+            connection.query(notifyQuery([payload]), logger: logger).whenFailure { [logger] error in
+                logger.debug("heartbeat query failed: \(error)")
+            }
+            try await Task.sleep(for: configuration.heartbeatTimeout)
+            let returned = listenState.withLockedValue { $0.heartbeatsReturned >= number }
+            if !returned {
+                connection.close().whenComplete { _ in }
+                throw PostgresEventBridgeError.heartbeatTimeout(configuration.heartbeatTimeout)
+            }
+        }
+    }
+}
+
+extension PostgresRowSequence {
+    /// Reads the rows to the end, so that the statement (and its NOTIFYs) has completed.
+    func consume() async throws {
+        for try await _ in self {}
+    }
+}

@@ -1,0 +1,47 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// The transport-independent part of the remote bridges (envelope, wire names, duplicate window and
+// loss accounting, serial publisher, integrity): a package of its own, so that the EventBus library
+// keeps zero dependencies. It depends on the library by path, and on swift-crypto for HMAC-SHA256.
+// A transport (EventBusPostgres) depends on it and writes only the transport.
+
+// The same upcoming features as the root package, applied to every target.
+let upcomingFeatures: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "EventBusRemote",
+    platforms: [
+        .macOS(.v13),
+        .iOS(.v16),
+        .tvOS(.v16),
+        .watchOS(.v9),
+    ],
+    products: [
+        .library(name: "EventBusRemote", targets: ["EventBusRemote"])
+    ],
+    dependencies: [
+        .package(name: "EventBus", path: "../.."),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+    ],
+    targets: [
+        .target(
+            name: "EventBusRemote",
+            dependencies: [
+                .product(name: "EventBus", package: "EventBus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "EventBusRemoteTests",
+            dependencies: ["EventBusRemote"],
+            swiftSettings: upcomingFeatures
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,121 @@
+public import EventBus
+public import Foundation
+
+/// Something a ``RemoteBridge`` refused, skipped, dropped or failed to send, or a loss it counted,
+/// dispatched on the bridge's bus.
+///
+/// Every event that one instance publishes and another does not receive is accounted for here or
+/// by a ``BridgeStatus`` (the receiver was not listening): no loss is silent, and neither is a
+/// dropped duplicate. None of these is a crash; the bridge carries on. The issues of the publishing
+/// side are also thrown by ``RemoteBridge/publish(_:)``.
+///
+/// Issues are dispatched with `EventBus.dispatchOnBusQueue(_:)`: synchronous subscribers run on the
+/// bus's serial queue, never on a transport's thread and never under a lock of the bridge, in
+/// order with the received events (a gap is reported just before the event that revealed it).
+///
+/// ```swift
+/// bus.on(BridgeIssue.self).next { issue in
+///     logger.warning("cluster events: \(issue)")
+/// }
+/// ```
+public enum BridgeIssue: Event, CustomStringConvertible {
+    /// A publish was refused before anything was sent or dispatched: its envelope would take
+    /// `bytes` UTF-8 bytes, over the transport's ``RemoteTransport/maximumPayloadBytes``.
+    case payloadTooLarge(wireName: String, bytes: Int)
+
+    /// A publish was refused before anything was sent or dispatched: `capacity` publishes were
+    /// already waiting for the bridge's serial publisher (the transport is slower than the app).
+    case publishBufferFull(wireName: String, capacity: Int)
+
+    /// A send failed: the event was dispatched locally but the other instances did not get it.
+    case publishFailed(wireName: String, sequence: UInt64, error: any Error)
+
+    /// A payload on the channel was not a valid envelope (foreign, malformed, oversized or of an
+    /// unsupported version); it was skipped. `excerpt` is its first 80 characters.
+    case undecodableNotification(reason: String, bytes: Int, excerpt: String)
+
+    /// A payload did not authenticate with the bridge's shared key (no MAC, a malformed one, or
+    /// one made with another key or over altered bytes); it was skipped, and its (origin,
+    /// sequence) was not recorded, so the real envelope is still delivered. `excerpt` is its
+    /// first 80 characters.
+    case unauthenticated(reason: String, bytes: Int, excerpt: String)
+
+    /// A well-formed envelope named a wire name this bridge has not registered; it was skipped,
+    /// and its (origin, sequence) was not recorded. Normal in a cluster whose instances register
+    /// different event types.
+    case unknownWireName(String, origin: UUID)
+
+    /// An envelope of a registered type whose payload did not decode as that type (another
+    /// instance's version of the type differs, or someone forged it); it was skipped, and its
+    /// (origin, sequence) was not recorded.
+    case undecodablePayload(wireName: String, origin: UUID, error: any Error)
+
+    /// An envelope whose (origin, sequence) was already delivered was dropped. `conflicting` when
+    /// its bytes differ from the delivered one's: one of the two was forged (without a shared key,
+    /// possibly the delivered one) or a publisher reused its sequence numbers.
+    case duplicateDropped(origin: UUID, sequence: UInt64, conflicting: Bool)
+
+    /// An envelope older than the duplicate window (`sequence` is at least the window's size
+    /// below `latest`, the latest of its origin) was dropped: an origin's events arrive in order,
+    /// so it is a replay, or it comes from a publisher that reuses sequence numbers.
+    case olderThanWindow(origin: UUID, sequence: UInt64, latest: UInt64)
+
+    /// An envelope claimed this bridge's own origin but this bridge did not send it (or sent it
+    /// so long ago that it no longer remembers it: more than 4,096 publishes, or twice the publish
+    /// buffer's capacity if larger): it was dropped, not taken for an echo.
+    case claimsOwnOrigin(wireName: String, sequence: UInt64)
+
+    /// `count` events of `origin`, the sequences just below `before`, never arrived: the bridge
+    /// was not listening (see ``BridgeStatus``) or the transport lost them. Reported when the
+    /// origin's next event, `before`, arrives (an origin that publishes nothing more reveals
+    /// nothing).
+    case missed(origin: UUID, count: UInt64, before: UInt64)
+
+    /// The first event received from `origin` after an interruption has sequence `sequence`: the
+    /// events before it were published before this bridge listened or during the interruption,
+    /// and how many of them were missed is unknown.
+    case missedUncounted(origin: UUID, sequence: UInt64)
+
+    /// ``RemoteBridge/register(_:as:)`` refused a wire name: invalid, or already registered
+    /// for another type (or the type under another name). The type stays as it was.
+    case registrationRefused(wireName: String, reason: String)
+
+    /// One line for logs.
+    ///
+    /// ```swift
+    /// bus.on(BridgeIssue.self).next { print($0.description) }
+    /// ```
+    public var description: String {
+        switch self {
+        case .payloadTooLarge(let name, let bytes):
+            return "publish of \(name) refused: \(bytes) bytes exceed the transport's limit"
+        case .publishBufferFull(let name, let capacity):
+            return "publish of \(name) refused: \(capacity) publishes already waiting"
+        case .publishFailed(let name, let sequence, let error):
+            return "send of \(name) #\(sequence) failed, other instances did not get it: \(error)"
+        case .undecodableNotification(let reason, let bytes, let excerpt):
+            return "skipped a payload of \(bytes) bytes (\(reason)): \(excerpt.debugDescription)"
+        case .unauthenticated(let reason, let bytes, let excerpt):
+            return
+                "skipped a payload of \(bytes) bytes that did not authenticate (\(reason)): \(excerpt.debugDescription)"
+        case .unknownWireName(let name, let origin):
+            return "skipped \(name.debugDescription) from \(origin): not registered here"
+        case .undecodablePayload(let name, let origin, let error):
+            return "skipped \(name) from \(origin): its payload did not decode: \(error)"
+        case .duplicateDropped(let origin, let sequence, let conflicting):
+            return conflicting
+                ? "dropped #\(sequence) from \(origin): another envelope with that number was delivered (a forgery?)"
+                : "dropped #\(sequence) from \(origin): a duplicate of a delivered envelope"
+        case .olderThanWindow(let origin, let sequence, let latest):
+            return "dropped #\(sequence) from \(origin): older than the duplicate window (latest #\(latest)), a replay"
+        case .claimsOwnOrigin(let name, let sequence):
+            return "dropped \(name) #\(sequence): it claims this bridge's origin, which did not send it"
+        case .missed(let origin, let count, let before):
+            return "missed \(count) events from \(origin) before #\(before)"
+        case .missedUncounted(let origin, let sequence):
+            return "first event from \(origin) after an interruption is #\(sequence): an unknown number missed"
+        case .registrationRefused(let name, let reason):
+            return "registration of \(name.debugDescription) refused: \(reason)"
+        }
+    }
+}

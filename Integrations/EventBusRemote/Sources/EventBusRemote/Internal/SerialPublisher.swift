@@ -1,0 +1,112 @@
+/// One bridge's publishes, sent one batch at a time in the order they were admitted, so that an
+/// instance's events reach every receiver in publish order; and the record of what it sent.
+///
+/// A publish is admitted under the lock (sequence number, size and capacity checks, queued,
+/// recorded in the ``SentLog``); the first publish that finds no drain running starts one, which
+/// sends batches until the queue is empty. Nothing but this type's own code runs under the lock.
+final class SerialPublisher: Sendable {
+    struct Job: Sendable {
+        let wireName: String
+        let sequence: UInt64
+        let envelope: String
+        let ticket: PublishTicket
+    }
+
+    enum Admission {
+        case admitted(PublishTicket, startsDrain: Bool)
+        case refused(RemoteBridgeError, bytes: Int)
+    }
+
+    private struct State {
+        var queue: [Job] = []
+        var draining = false
+        var nextSequence: UInt64 = 1
+        var nextTransactionalSequence: UInt64 = 1
+        var sent: SentLog
+    }
+
+    private let state: Locked<State>
+    let capacity: Int
+    let maximumBytes: Int
+    /// How many queued publishes one send carries at most.
+    let batchSize = 32
+
+    init(capacity: Int, maximumBytes: Int) {
+        self.capacity = capacity
+        self.maximumBytes = maximumBytes
+        // Room for a full queue and as many sent envelopes whose echo has not come back yet.
+        state = Locked(State(sent: SentLog(capacity: max(4096, 2 * capacity))))
+    }
+
+    /// Makes the envelope `build` returns with the next transactional sequence number, for a
+    /// publish that does not go through the queue, and records it; `nil` with its size if too large.
+    func transactional(build: (UInt64) -> String) -> (envelope: String?, bytes: Int) {
+        state.withLock { state in
+            let sequence = state.nextTransactionalSequence
+            let envelope = build(sequence)
+            let bytes = envelope.utf8.count
+            guard bytes <= maximumBytes else { return (nil, bytes) }
+            state.nextTransactionalSequence += 1
+            state.sent.record(transactional: true, sequence: sequence, digest: Authenticator.digest(envelope))
+            return (envelope, bytes)
+        }
+    }
+
+    /// Queues the envelope that `build` makes with the next sequence number, unless it is too large
+    /// or the queue is full.
+    func admit(wireName: String, build: (UInt64) -> String) -> Admission {
+        state.withLock { state in
+            let envelope = build(state.nextSequence)
+            let bytes = envelope.utf8.count
+            if bytes > maximumBytes {
+                return .refused(.payloadTooLarge(bytes: bytes, limit: maximumBytes), bytes: bytes)
+            }
+            if state.queue.count >= capacity {
+                return .refused(.publishBufferFull(capacity: capacity), bytes: bytes)
+            }
+            let ticket = PublishTicket()
+            state.queue.append(
+                Job(wireName: wireName, sequence: state.nextSequence, envelope: envelope, ticket: ticket))
+            state.sent.record(
+                transactional: false, sequence: state.nextSequence, digest: Authenticator.digest(envelope))
+            state.nextSequence += 1
+            let startsDrain = !state.draining
+            state.draining = true
+            return .admitted(ticket, startsDrain: startsDrain)
+        }
+    }
+
+    /// Classifies an envelope that claims this instance's origin (``SentLog/echo(of:)``).
+    func echo(of envelope: Envelope.Received) -> SentLog.Echo {
+        state.withLock { $0.sent.echo(of: envelope) }
+    }
+
+    /// Sends the queue, batch by batch, until it is empty; `send` sends one batch at once.
+    /// A failed batch completes its tickets with the error and is reported through `failed`.
+    func drain(
+        send: @Sendable ([String]) async throws -> Void,
+        failed: @Sendable (Job, any Error) -> Void
+    ) async {
+        while true {
+            let batch: [Job] = state.withLock { state in
+                if state.queue.isEmpty {
+                    state.draining = false
+                    return []
+                }
+                let count = min(batchSize, state.queue.count)
+                defer { state.queue.removeFirst(count) }
+                return Array(state.queue.prefix(count))
+            }
+            if batch.isEmpty { return }
+            do {
+                try await send(batch.map(\.envelope))
+                for job in batch { job.ticket.complete(.success(())) }
+            } catch {
+                for job in batch {
+                    failed(job, error)
+                    job.ticket.complete(.failure(error))
+                }
+            }
+        }
+    }
+}

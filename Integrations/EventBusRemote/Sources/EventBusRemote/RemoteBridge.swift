@@ -1,0 +1,251 @@
+public import EventBus
+public import Foundation
+
+/// Carries registered events between app instances over a ``RemoteTransport``: the
+/// transport-independent part of a remote bridge (`EventBusPostgres` is one transport on it).
+///
+/// Each instance makes one bridge per channel, registers the `Codable` events it exchanges under
+/// explicit wire names, runs the bridge and publishes through it. Events other instances publish
+/// are dispatched on the local bus as if dispatched there.
+///
+/// ```swift
+/// struct OrderShipped: Event, Codable { let orderID: UUID }
+///
+/// let network = InMemoryNetwork()
+/// let cluster = RemoteBridge(bus: bus, transport: network.makeTransport())
+/// cluster.register(OrderShipped.self, as: "order.shipped.v1")
+/// Task { try await cluster.run() }
+/// try await cluster.publish(OrderShipped(orderID: id))   // local dispatch now, then sent
+/// ```
+///
+/// ## Guarantees
+///
+/// - **At most once.** A receiver gets each event at most once; it misses the events published
+///   while it is not receiving, which ``BridgeStatus`` reports (`.interrupted`, then
+///   `.resumed(gap:)`), and each origin's next event reveals how many it missed
+///   (``BridgeIssue/missed(origin:count:before:)``). Every other loss, and every dropped
+///   duplicate, is reported as a ``BridgeIssue``.
+/// - **Order.** One serial publisher per bridge: an instance's events reach every receiver in
+///   publish order (when the transport keeps each sender's order).
+/// - **No echo, no loops.** A bridge ignores its own payloads (except transactional publishes,
+///   delivered locally when the echo arrives); only ``publish(_:)`` sends, and received events are
+///   dispatched locally only. An envelope that claims this bridge's origin but was not sent by it
+///   is reported (``BridgeIssue/claimsOwnOrigin(wireName:sequence:)``), never taken for an echo.
+/// - **Integrity.** An (origin, sequence) is recorded only once its envelope has authenticated and
+///   decoded as a registered type, so a refused envelope never makes a later real one a
+///   "duplicate". With ``Configuration/authenticationKey`` every envelope carries an HMAC-SHA256
+///   and one without a valid MAC is refused.
+///
+/// > Important: Without a shared key, anyone who can send on the channel (for PostgreSQL: any role
+/// > that can `NOTIFY`, which is every role by default) can forge events under any origin, and can
+/// > suppress an origin's real events by sending its next sequence numbers first. Such a
+/// > suppression is reported (``BridgeIssue/duplicateDropped(origin:sequence:conflicting:)`` with
+/// > `conflicting: true`, or ``BridgeIssue/olderThanWindow(origin:sequence:latest:)``), not
+/// > prevented. Configure a key when the channel is not trusted.
+public final class RemoteBridge: Sendable {
+    /// The bus received events, statuses and issues are dispatched on.
+    public var bus: EventBus { core.bus }
+
+    /// This bridge's origin id, in every envelope it sends: a random UUID (122 random bits) per
+    /// bridge, never reused.
+    public var origin: UUID { core.origin }
+
+    /// The settings the bridge was made with.
+    public let configuration: Configuration
+
+    /// The receiving half, which the transport feeds.
+    public let inbox: RemoteInbox
+
+    private let transport: any RemoteTransport
+    private let core: Core
+    private let isRunning = Locked(false)
+
+    /// What the publishing and the receiving halves share.
+    final class Core: Sendable {
+        let bus: EventBus
+        let origin = UUID()
+        let authenticator: Authenticator?
+        let maximumPayloadBytes: Int
+        let registry = Locked(Registry())
+        let publisher: SerialPublisher
+
+        init(bus: EventBus, maximumPayloadBytes: Int, configuration: Configuration) {
+            self.bus = bus
+            self.maximumPayloadBytes = maximumPayloadBytes
+            authenticator = configuration.authenticationKey.map(Authenticator.init(key:))
+            publisher = SerialPublisher(
+                capacity: max(1, configuration.publishBufferCapacity), maximumBytes: maximumPayloadBytes)
+        }
+
+        func report(_ status: BridgeStatus) {
+            bus.dispatchOnBusQueue(status)
+        }
+
+        func report(_ issue: BridgeIssue) {
+            bus.dispatchOnBusQueue(issue)
+        }
+    }
+
+    /// Makes a bridge over `transport`; nothing is received until ``run()``.
+    ///
+    /// - Parameters:
+    ///   - bus: Where received events, ``BridgeStatus`` and ``BridgeIssue`` are dispatched, and where
+    ///     ``publish(_:)`` dispatches locally.
+    ///   - transport: What carries the envelopes; one per bridge.
+    ///   - configuration: The shared key, the buffer and the duplicate window.
+    ///
+    /// ```swift
+    /// var settings = RemoteBridge.Configuration()
+    /// settings.authenticationKey = key   // the same 32 random bytes on every instance
+    /// let cluster = RemoteBridge(bus: bus, transport: transport, configuration: settings)
+    /// ```
+    public init(bus: EventBus, transport: any RemoteTransport, configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.transport = transport
+        core = Core(bus: bus, maximumPayloadBytes: transport.maximumPayloadBytes, configuration: configuration)
+        inbox = RemoteInbox(core: core, window: configuration.duplicateWindow)
+    }
+
+    // MARK: Registration
+
+    /// Lets events of type `E` cross the bridge under `wireName`, both ways.
+    ///
+    /// Only registered types are published and decoded: an envelope naming another wire name is
+    /// skipped (``BridgeIssue/unknownWireName(_:origin:)``). Choose names that say the version
+    /// (`"order.shipped.v1"`) and keep them stable across deployments: the name, not the Swift
+    /// type, is the contract. Thread-safe, O(1); may be called while the bridge runs.
+    ///
+    /// A name of 1 to 128 letters, digits, `.`, `-`, `_` or `:` is accepted once per type; an
+    /// invalid name, a second name for a type or a name taken by another type is refused and
+    /// reported as ``BridgeIssue/registrationRefused(wireName:reason:)`` (registering the same pair
+    /// again does nothing).
+    ///
+    /// ```swift
+    /// cluster.register(OrderShipped.self, as: "order.shipped.v1")
+    /// ```
+    public func register<E: Event & Codable>(_ type: E.Type, as wireName: String) {
+        let problem = Names.wireNameProblem(wireName) ?? core.registry.withLock { $0.add(type, as: wireName) }
+        if let problem { core.report(.registrationRefused(wireName: wireName, reason: problem)) }
+    }
+
+    // MARK: Publishing
+
+    /// Dispatches `event` on the local bus now and sends it to the other instances.
+    ///
+    /// The local dispatch happens at publish time, as `EventBus.dispatch(_:)` does it (synchronous
+    /// subscribers run on the calling thread before the envelope is sent); the instance does not
+    /// receive its own envelope again. The envelope goes through the bridge's serial publisher (in
+    /// publish order, batched when publishes queue up) to ``RemoteTransport/send(_:)``; this returns
+    /// once it has been sent. Publishing does not need ``run()``. O(1) under the publisher's lock,
+    /// plus encoding the event (and its MAC) outside and inside it.
+    ///
+    /// Refused, with nothing dispatched or sent and a ``BridgeIssue`` reported: a type that was not
+    /// registered, an envelope over ``RemoteTransport/maximumPayloadBytes``, a full publish buffer.
+    /// A failed send (after the local dispatch) throws and reports
+    /// ``BridgeIssue/publishFailed(wireName:sequence:error:)``. Cancelling the calling task does not
+    /// withdraw a publish already queued.
+    ///
+    /// ```swift
+    /// try await cluster.publish(OrderShipped(orderID: id))
+    /// ```
+    public func publish<E: Event & Codable>(_ event: E) async throws {
+        let fields = try encode(event, transactional: false)
+        let admission = core.publisher.admit(wireName: fields.wireName) { sequence in
+            Envelope.event(fields, sequence: sequence, signer: core.authenticator)
+        }
+        switch admission {
+        case .refused(let error, let bytes):
+            if case .publishBufferFull(let capacity) = error {
+                core.report(.publishBufferFull(wireName: fields.wireName, capacity: capacity))
+            } else {
+                core.report(.payloadTooLarge(wireName: fields.wireName, bytes: bytes))
+            }
+            throw error
+        case .admitted(let ticket, let startsDrain):
+            bus.dispatch(event)
+            if startsDrain { Task { await self.drainPublishes() } }
+            try await ticket.wait()
+        }
+    }
+
+    /// The envelope of `event` as a transactional publish, for a transport that sends it within
+    /// the caller's transaction (PostgreSQL delivers it at COMMIT, nowhere on ROLLBACK).
+    ///
+    /// Nothing is dispatched or sent: the transport sends the envelope, and this instance delivers
+    /// the event when its own envelope comes back (on the bus queue, like received events), so
+    /// that a rolled-back event is never seen anywhere. Transactional envelopes are numbered in a
+    /// series of their own, not checked for gaps (a rollback is not a loss). Refused, with a
+    /// ``BridgeIssue`` reported: an unregistered type, an envelope over the transport's limit.
+    ///
+    /// ```swift
+    /// let envelope = try cluster.transactionalEnvelope(for: OrderShipped(orderID: id))
+    /// try await connection.query("SELECT pg_notify(\(channel), \(envelope))", logger: logger)
+    /// ```
+    public func transactionalEnvelope<E: Event & Codable>(for event: E) throws -> String {
+        let fields = try encode(event, transactional: true)
+        let made = core.publisher.transactional { sequence in
+            Envelope.event(fields, sequence: sequence, signer: core.authenticator)
+        }
+        guard let envelope = made.envelope else {
+            core.report(.payloadTooLarge(wireName: fields.wireName, bytes: made.bytes))
+            throw RemoteBridgeError.payloadTooLarge(bytes: made.bytes, limit: core.maximumPayloadBytes)
+        }
+        return envelope
+    }
+
+    /// The fields of `event`'s envelope; runs the event's `Encodable` code, so never under a lock.
+    private func encode<E: Event & Codable>(_ event: E, transactional: Bool) throws -> Envelope.EventFields {
+        guard let wireName = core.registry.withLock({ $0.wireName(of: E.self) }) else {
+            throw RemoteBridgeError.unregisteredType(E.self)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let payload = String(decoding: try encoder.encode(event), as: UTF8.self)
+        let keyJSON = try event.eventType._eventRoutingKey.map {
+            String(decoding: try encoder.encode($0), as: UTF8.self)
+        }
+        return Envelope.EventFields(
+            origin: core.origin, wireName: wireName, keyJSON: keyJSON, transactional: transactional,
+            payload: payload)
+    }
+
+    private func drainPublishes() async {
+        await core.publisher.drain(
+            send: { payloads in try await self.transport.send(payloads) },
+            failed: { job, error in
+                self.core.report(.publishFailed(wireName: job.wireName, sequence: job.sequence, error: error))
+            }
+        )
+    }
+
+    // MARK: Receiving
+
+    /// Receives until the task is cancelled: runs the transport's
+    /// ``RemoteTransport/receive(into:)`` with ``inbox``, then reports ``BridgeStatus/stopped``.
+    ///
+    /// Statuses (``BridgeStatus``) say when receiving starts, stops and resumes; received events
+    /// are dispatched with `EventBus.dispatchOnBusQueue(_:)`, in the order the transport delivered
+    /// them.
+    ///
+    /// - Throws: ``RemoteBridgeError/alreadyRunning`` if it is already running, and what the
+    ///   transport throws.
+    ///
+    /// ```swift
+    /// let receiving = Task { try await cluster.run() }
+    /// // …
+    /// receiving.cancel()
+    /// ```
+    public func run() async throws {
+        let started = isRunning.withLock { running in
+            defer { running = true }
+            return !running
+        }
+        guard started else { throw RemoteBridgeError.alreadyRunning }
+        inbox.reset()
+        defer {
+            isRunning.withLock { $0 = false }
+            core.report(.stopped)
+        }
+        try await transport.receive(into: inbox)
+    }
+}

@@ -1,0 +1,44 @@
+public import EventBus
+
+/// Why a ``RemoteBridge`` call failed.
+///
+/// ```swift
+/// do {
+///     try await cluster.publish(OrderShipped(orderID: id))
+/// } catch RemoteBridgeError.payloadTooLarge(let bytes, let limit) {
+///     logger.error("order event too large: \(bytes) bytes, over \(limit)")
+/// }
+/// ```
+public enum RemoteBridgeError: Error, CustomStringConvertible {
+    /// The event's type was not registered with ``RemoteBridge/register(_:as:)``.
+    case unregisteredType(any Event.Type)
+
+    /// The envelope would take `bytes` UTF-8 bytes, over the transport's `limit`
+    /// (``RemoteTransport/maximumPayloadBytes``). Nothing was sent or dispatched.
+    case payloadTooLarge(bytes: Int, limit: Int)
+
+    /// The serial publisher already has `capacity` publishes waiting. Nothing was sent or
+    /// dispatched.
+    case publishBufferFull(capacity: Int)
+
+    /// ``RemoteBridge/run()`` was called while it was already running.
+    case alreadyRunning
+
+    /// One line for logs.
+    ///
+    /// ```swift
+    /// print(RemoteBridgeError.alreadyRunning.description)
+    /// ```
+    public var description: String {
+        switch self {
+        case .unregisteredType(let type):
+            return "\(type) is not registered with the bridge: call register(_:as:) first"
+        case .payloadTooLarge(let bytes, let limit):
+            return "the envelope takes \(bytes) bytes, over \(limit)"
+        case .publishBufferFull(let capacity):
+            return "\(capacity) publishes are already waiting"
+        case .alreadyRunning:
+            return "the bridge is already running"
+        }
+    }
+}

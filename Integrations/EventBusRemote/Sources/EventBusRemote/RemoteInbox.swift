@@ -1,0 +1,177 @@
+import Foundation
+
+/// Where a ``RemoteTransport`` hands what it receives: payloads, and when it starts and stops
+/// receiving. The receiving half of a ``RemoteBridge``; the transport gets it from
+/// ``RemoteTransport/receive(into:)``.
+///
+/// Each payload is checked in this order: size, authentication (with a shared key), envelope
+/// version and fields, echo of this instance's own publishes, wire name, payload decoding, and
+/// only then its (origin, sequence) against the duplicate window, where it is recorded. Whatever
+/// is refused or dropped is reported as a ``BridgeIssue``; a gap in an origin's sequence numbers
+/// is reported with its count before the event that revealed it. Events are dispatched with
+/// `EventBus.dispatchOnBusQueue(_:)`.
+///
+/// Thread-safe; every method is O(1) under the inbox's lock, plus the payload's decoding outside it.
+///
+/// ```swift
+/// func receive(into inbox: RemoteInbox) async throws {
+///     inbox.listening()
+///     for try await payload in channel { inbox.deliver(payload) }
+/// }
+/// ```
+public final class RemoteInbox: Sendable {
+    private let core: RemoteBridge.Core
+    private let state: Locked<State>
+
+    private struct State {
+        var history: ReceiveHistory
+        var interruptedAt: ContinuousClock.Instant?
+        var hasListened = false
+        var heartbeatsSent: UInt64 = 0
+    }
+
+    init(core: RemoteBridge.Core, window: Int) {
+        self.core = core
+        state = Locked(State(history: ReceiveHistory(window: window)))
+    }
+
+    /// What ``deliver(_:)`` did with a payload.
+    public enum Delivery: Equatable, Sendable {
+        /// Dispatched, or refused and reported: nothing for the transport to do.
+        case handled
+        /// The payload was this instance's own heartbeat number `number`
+        /// (``heartbeat()``): it went through the channel and back.
+        case ownHeartbeat(UInt64)
+    }
+
+    /// Checks, records and dispatches one received payload, or reports why not; never traps.
+    ///
+    /// Runs on the caller's thread; the event (or the issue) is dispatched on the bus's queue.
+    ///
+    /// ```swift
+    /// for try await notification in notifications { inbox.deliver(notification.payload) }
+    /// ```
+    @discardableResult
+    public func deliver(_ payload: String) -> Delivery {
+        switch Envelope.parse(payload, maximumBytes: core.maximumPayloadBytes, verifier: core.authenticator) {
+        case .invalid(let reason):
+            core.report(
+                .undecodableNotification(
+                    reason: reason, bytes: payload.utf8.count, excerpt: String(payload.prefix(80))))
+        case .unauthenticated(let reason):
+            core.report(
+                .unauthenticated(reason: reason, bytes: payload.utf8.count, excerpt: String(payload.prefix(80))))
+        case .heartbeat(let sender, let number):
+            // Other instances' heartbeats are not for us.
+            return sender == core.origin ? .ownHeartbeat(number) : .handled
+        case .event(let envelope):
+            receive(envelope)
+        }
+        return .handled
+    }
+
+    private func receive(_ envelope: Envelope.Received) {
+        let origin = envelope.stream.origin
+        if origin == core.origin {
+            switch core.publisher.echo(of: envelope) {
+            case .notSent:
+                core.report(.claimsOwnOrigin(wireName: envelope.wireName, sequence: envelope.sequence))
+                return
+            case .again:
+                core.report(.duplicateDropped(origin: origin, sequence: envelope.sequence, conflicting: false))
+                return
+            case .first:
+                // Serial publishes were dispatched at publish time; transactional ones now.
+                guard envelope.stream.transactional else { return }
+            }
+        }
+        guard let decode = core.registry.withLock({ $0.decoder(forWireName: envelope.wireName) }) else {
+            core.report(.unknownWireName(envelope.wireName, origin: origin))
+            return
+        }
+        let event: Registry.Decoded
+        do {
+            event = try decode(envelope.data)
+        } catch {
+            core.report(.undecodablePayload(wireName: envelope.wireName, origin: origin, error: error))
+            return
+        }
+        if origin == core.origin {
+            event(core.bus)
+            return
+        }
+        switch state.withLock({ $0.history.admit(envelope) }) {
+        case .deliver(let missed):
+            if let missed, missed > 0 {
+                core.report(.missed(origin: origin, count: missed, before: envelope.sequence))
+            } else if missed == nil {
+                core.report(.missedUncounted(origin: origin, sequence: envelope.sequence))
+            }
+            event(core.bus)
+        case .duplicate(let sameEnvelope):
+            core.report(.duplicateDropped(origin: origin, sequence: envelope.sequence, conflicting: !sameEnvelope))
+        case .older(let latest):
+            core.report(.olderThanWindow(origin: origin, sequence: envelope.sequence, latest: latest))
+        }
+    }
+
+    /// Records that the transport receives from now on: reports ``BridgeStatus/listening`` the
+    /// first time in a ``RemoteBridge/run()``, ``BridgeStatus/resumed(gap:)`` after an
+    /// interruption, nothing otherwise.
+    ///
+    /// ```swift
+    /// try await connection.listen(on: channel) { notifications in inbox.listening() /* … */ }
+    /// ```
+    public func listening() {
+        let status: BridgeStatus? = state.withLock { state in
+            defer {
+                state.hasListened = true
+                state.interruptedAt = nil
+            }
+            if !state.hasListened { return .listening }
+            return state.interruptedAt.map { .resumed(gap: $0.duration(to: .now)) }
+        }
+        if let status { core.report(status) }
+    }
+
+    /// Records that the transport stopped receiving because of `error`: reports
+    /// ``BridgeStatus/interrupted(_:)`` once per outage, however many reconnections fail.
+    ///
+    /// ```swift
+    /// } catch {
+    ///     inbox.interrupted(error)
+    /// }
+    /// ```
+    public func interrupted(_ error: any Error) {
+        let first = state.withLock { state in
+            guard state.interruptedAt == nil else { return false }
+            state.interruptedAt = .now
+            if state.hasListened { state.history.hasBeenInterrupted = true }
+            return true
+        }
+        if first { core.report(.interrupted(error)) }
+    }
+
+    /// The payload of this instance's next heartbeat, and its number: a transport that checks its
+    /// connection by sending itself a message sends it and waits for ``deliver(_:)`` to return
+    /// ``Delivery/ownHeartbeat(_:)`` with that number. Other instances ignore it.
+    ///
+    /// ```swift
+    /// let (payload, number) = inbox.heartbeat()
+    /// ```
+    public func heartbeat() -> (payload: String, number: UInt64) {
+        let number = state.withLock { state in
+            state.heartbeatsSent += 1
+            return state.heartbeatsSent
+        }
+        return (Envelope.heartbeat(origin: core.origin, number: number, signer: core.authenticator), number)
+    }
+
+    /// Forgets the listening state, for a new ``RemoteBridge/run()``.
+    func reset() {
+        state.withLock { state in
+            state.hasListened = false
+            state.interruptedAt = nil
+        }
+    }
+}

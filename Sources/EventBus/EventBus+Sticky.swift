@@ -10,7 +10,7 @@ extension EventBus {
     /// let current = bus.sticky(LoginEvent.self)   // LoginEvent(userID: "42")
     /// ```
     public func sticky<E: Event>(_ type: E.Type, ofType key: String? = nil) -> E? {
-        index.sticky(of: type) { store, now, retired in store.latest(of: key, now: now, retired: &retired)?.event }
+        core.sticky(of: type) { store, now, retired in store.latest(of: key, now: now, retired: &retired)?.event }
             ?? nil
     }
 
@@ -22,7 +22,7 @@ extension EventBus {
     /// let recent = bus.stickyEvents(LoginEvent.self)
     /// ```
     public func stickyEvents<E: Event>(_ type: E.Type, ofType key: String? = nil) -> [E] {
-        index.sticky(of: type) { store, now, retired in
+        core.sticky(of: type) { store, now, retired in
             store.entries(of: key, now: now, retired: &retired).map(\.event)
         } ?? []
     }
@@ -35,7 +35,7 @@ extension EventBus {
     /// if let pending = bus.takeSticky(LoginEvent.self) { print("handling", pending.userID) }
     /// ```
     public func takeSticky<E: Event>(_ type: E.Type, ofType key: String? = nil) -> E? {
-        index.sticky(of: type) { store, now, retired in store.takeLatest(of: key, now: now, retired: &retired)?.event }
+        core.sticky(of: type) { store, now, retired in store.takeLatest(of: key, now: now, retired: &retired)?.event }
             ?? nil
     }
 
@@ -50,7 +50,7 @@ extension EventBus {
     /// ```
     @discardableResult
     public func removeSticky<E: Event>(_ type: E.Type, ofType key: String? = nil) -> Int {
-        index.sticky(of: type) { store, now, retired in store.remove(key, now: now, retired: &retired) } ?? 0
+        core.sticky(of: type) { store, now, retired in store.remove(key, now: now, retired: &retired) } ?? 0
     }
 
     /// Removes every sticky event of every type from the bus.
@@ -59,7 +59,7 @@ extension EventBus {
     /// bus.removeAllSticky()
     /// ```
     public func removeAllSticky() {
-        index.removeAllSticky()
+        core.removeAllSticky()
     }
 
     /// The number of sticky events the bus keeps, every type and key, after letting go of the
@@ -69,5 +69,5 @@ extension EventBus {
     /// ```swift
     /// assert(bus.stickyCount == 0)
     /// ```
-    public var stickyCount: Int { index.stickyCount }
+    public var stickyCount: Int { core.stickyCount }
 }

@@ -34,7 +34,7 @@ public final class EventBus: Sendable {
     /// ```
     public static let shared = EventBus()
 
-    @usableFromInline let index: SubscriptionIndex
+    @usableFromInline let core: BusCore
 
     /// Opaque per-bus settings for the modules that plug into the core (the NotificationCenter
     /// bridge keeps the bus's center here). Immutable.
@@ -52,7 +52,7 @@ public final class EventBus: Sendable {
     /// let bus = EventBus()   // e.g. one per test, or one per module
     /// ```
     public init() {
-        index = SubscriptionIndex(clock: .system)
+        core = BusCore(clock: .system)
         extensionConfiguration = nil
     }
 
@@ -67,21 +67,21 @@ public final class EventBus: Sendable {
     /// assert(bus.stickyCount(of: LoginEvent.self) == 0)
     /// ```
     public init(clock: ManualEventClock) {
-        index = SubscriptionIndex(clock: .manual(clock))
+        core = BusCore(clock: .manual(clock))
         extensionConfiguration = nil
     }
 
     /// Creates a bus whose plugged-in modules read `extensionConfiguration`.
     package init(extensionConfiguration: any Sendable) {
-        index = SubscriptionIndex(clock: .system)
+        core = BusCore(clock: .system)
         self.extensionConfiguration = extensionConfiguration
     }
 
     deinit {
         // End every subscription, so that deliveries already enqueued do not start, and release
         // the handlers, the tracer and the error handlers (after unlocking). Tokens still hold the
-        // emptied index, nothing else.
-        index.removeAll()
+        // emptied registry, nothing else.
+        core.removeAll()
     }
 
     /// Starts a subscription to events of exactly type `type`.
@@ -141,7 +141,7 @@ public final class EventBus: Sendable {
     public func dispatch<E: Event>(_ event: E) {
         // Inlined where `E` is known: taking the event's address and reading its key cost nothing
         // there, and the bus's generic code gets both ready.
-        withUnsafePointer(to: event) { index.dispatch(addressOf: $0, key: event._routingKey, on: self) }
+        withUnsafePointer(to: event) { core.dispatch(addressOf: $0, key: event._routingKey, on: self) }
     }
 
     /// Delivers `event` as ``dispatch(_:)`` does, and keeps it for later subscribers as `policy`
@@ -158,7 +158,7 @@ public final class EventBus: Sendable {
     /// bus.dispatch(LoginEvent(userID: "42"), sticky: .latest)
     /// ```
     public func dispatch<E: Event>(_ event: E, sticky policy: StickyPolicy) {
-        index.dispatch(event, key: event.routingKey, on: self, sticky: StickyDispatch(policy, for: E.self))
+        core.dispatch(event, key: event.routingKey, on: self, sticky: StickyDispatch(policy, for: E.self))
     }
 
     /// Dispatches `event` asynchronously on the bus's own serial queue.
@@ -207,7 +207,7 @@ public final class EventBus: Sendable {
     /// bus.purge()   // the screen's handlers, and what they captured, are released now
     /// ```
     public func purge() {
-        index.purge()
+        core.purge()
     }
 
     /// The number of live subscriptions on this bus. O(1).
@@ -219,7 +219,7 @@ public final class EventBus: Sendable {
     /// ```swift
     /// assert(bus.subscriptionCount == 0)
     /// ```
-    public var subscriptionCount: Int { index.count }
+    public var subscriptionCount: Int { core.count }
 
     /// The number of live subscriptions to events of type `type` on this bus, internal ones
     /// excluded. O(1).
@@ -228,7 +228,7 @@ public final class EventBus: Sendable {
     /// assert(bus.subscriptionCount(of: LoginEvent.self) == 0)
     /// ```
     public func subscriptionCount<E>(of type: E.Type) -> Int {
-        index.userCount(ofTypeID: ObjectIdentifier(type))
+        core.userCount(ofTypeID: ObjectIdentifier(type))
     }
 
     /// Every live subscription on this bus, internal ones included, in subscription order: who
@@ -243,7 +243,7 @@ public final class EventBus: Sendable {
     /// for info in bus.subscriptions where !info.isInternal { print(info) }
     /// // #1 MyApp.LoginEvent synchronous, normal, owner MyApp.ProfileScreen (alive), made at MyApp/Profile.swift:30
     /// ```
-    public var subscriptions: [SubscriptionInfo] { index.subscriptionInfos(ofTypeID: nil) }
+    public var subscriptions: [SubscriptionInfo] { core.subscriptionInfos(ofTypeID: nil) }
 
     /// The live subscriptions to events of type `type` (or, for an ``on(anyOf:)`` type, to that
     /// type), as ``subscriptions`` lists them. O(N) in the bus's subscriptions.
@@ -252,7 +252,7 @@ public final class EventBus: Sendable {
     /// print(bus.subscriptions(of: LoginEvent.self).map(\.callSite))   // ["MyApp/Profile.swift:30"]
     /// ```
     public func subscriptions<E>(of type: E.Type) -> [SubscriptionInfo] {
-        index.subscriptionInfos(ofTypeID: ObjectIdentifier(type))
+        core.subscriptionInfos(ofTypeID: ObjectIdentifier(type))
     }
 
     /// Receives a ``TraceRecord`` for every dispatch, subscription, end of a subscription, dead
@@ -269,20 +269,20 @@ public final class EventBus: Sendable {
     /// bus.dispatch(LoginEvent(userID: "42"))   // prints "dispatched LoginEvent: 0 delivered, 0 enqueued"
     /// ```
     public var tracer: (@Sendable (TraceRecord) -> Void)? {
-        get { index.tracer }
-        set { index.tracer = newValue }
+        get { core.tracer }
+        set { core.tracer = newValue }
     }
 
     /// Waits until every delivery this bus enqueued on a queue or the main queue before the call
     /// has run, or `deadline` (`DispatchTime.uptimeNanoseconds`) passes; returns how many were
     /// still waiting then, 0 if none of those was (`EventBusTesting`'s `settle()`).
     package func settleEnqueued(deadline: UInt64?) async -> Int {
-        await index.inFlight.waitForThoseEnqueuedBefore(deadline: deadline)
+        await core.inFlight.waitForThoseEnqueuedBefore(deadline: deadline)
     }
 
     /// The last handler errors on this bus (at most 64) and how many there were in all
     /// (`EventBusTesting`'s `requireNoHandlerErrors()`).
-    package var handlerErrors: (recent: [HandlerError], count: Int) { index.handlerErrors }
+    package var handlerErrors: (recent: [HandlerError], count: Int) { core.handlerErrors }
 
     /// Called, on the dispatching thread and with no lock held, for each ``dispatch(_:)`` that
     /// started or enqueued no delivery: see ``DeadEvent`` for exactly when. `nil` (the default):
@@ -296,8 +296,8 @@ public final class EventBus: Sendable {
     /// bus.deadEventHandler = { dead in print("unhandled:", dead.event) }
     /// ```
     public var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
-        get { index.deadEventHandler }
-        set { index.deadEventHandler = newValue }
+        get { core.deadEventHandler }
+        set { core.deadEventHandler = newValue }
     }
 
     /// Called with each error a throwing handler (`next { event throws in … }`) throws, on the
@@ -315,20 +315,20 @@ public final class EventBus: Sendable {
     /// }
     /// ```
     public var handlerErrorHandler: (@Sendable (HandlerError) -> Void)? {
-        get { index.handlerErrorHandler }
-        set { index.handlerErrorHandler = newValue }
+        get { core.handlerErrorHandler }
+        set { core.handlerErrorHandler = newValue }
     }
 
     /// Delivers `event` to the subscribers of `key` and the unkeyed ones, bypassing `E`'s hooks:
     /// how hooks hand an event to the bus's subscribers.
     package func deliver<E: Event>(_ event: E, key: String?) {
-        index.deliverPastHooks(event, key: key, on: self)
+        core.deliverPastHooks(event, key: key, on: self)
     }
 
     /// ``deliver(_:key:)`` to the subscribers of `key` only (the notification bridge's
     /// sender-filtered deliveries).
     package func deliverToKeyed<E: Event>(_ event: E, key: String?) {
-        index.deliverPastHooksToKeyed(event, key: key, on: self)
+        core.deliverPastHooksToKeyed(event, key: key, on: self)
     }
 
     /// The number of sticky events kept for `type` (every key), after letting go of the expired
@@ -339,11 +339,11 @@ public final class EventBus: Sendable {
     /// assert(bus.stickyCount(of: LoginEvent.self) == 0)
     /// ```
     public func stickyCount<E: Event>(of type: E.Type) -> Int {
-        index.stickyCount(of: type)
+        core.stickyCount(of: type)
     }
 
     /// The hooks of the hooked event type `E` on this bus (made on first use).
     package func hooks<E: HookedEvent>(of type: E.Type) -> any EventTypeHooks {
-        index.hooks(of: type, on: self)
+        core.hooks(of: type, on: self)
     }
 }

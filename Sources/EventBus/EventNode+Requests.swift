@@ -60,7 +60,7 @@ extension EventNode {
         }
     }
 
-    /// Registers `body` as a synchronous subscription to `R`'s answer slots on this node's index.
+    /// Registers `body` as a synchronous subscription to `R`'s answer slots on this node's registry.
     private func registerAnswerer<R: Request>(
         _: R.Type, file: StaticString, line: UInt, _ body: @escaping @Sendable (AnswerSlot<R>) -> EventPropagation
     ) -> EventToken {
@@ -147,11 +147,11 @@ extension EventNode {
         _ request: R, at node: ChainRoute.Stop, slotType: ObjectIdentifier, after: UInt64
     ) -> AnswerState<R> {
         var state = AnswerState<R>.none
-        guard node.bus.index.chainInterest(slotType, slotType).first else { return state }
+        guard node.bus.core.chainInterest(slotType, slotType).first else { return state }
         withUnsafePointer(to: request) { request in
             withUnsafeMutablePointer(to: &state) { state in
                 withUnsafePointer(to: AnswerSlot(request: request, state: state, after: after)) {
-                    _ = node.bus.index.post(at: $0, key: nil)
+                    _ = node.bus.core.post(at: $0, key: nil)
                 }
             }
         }

@@ -42,7 +42,7 @@ public final class EventNode: Sendable {
     /// ```
     public var name: String { link.name }
 
-    /// The subscriptions, interceptors and answerers: the bus's own index, behind a bus that only
+    /// The subscriptions, interceptors and answerers: the bus's own registry, behind a bus that only
     /// this node uses (so the makers, tokens and dispose guarantee are the bus's).
     let bus: EventBus
 
@@ -311,19 +311,19 @@ public final class EventNode: Sendable {
         let interceptorType = ObjectIdentifier(InterceptedEvent<E>.self)
         let eventType = ObjectIdentifier(E.self)
         for depth in route.indices {
-            let index = route[depth].bus.index
+            let core = route[depth].bus.core
             let ended = ending != nil
-            let interest = index.chainInterest(interceptorType, eventType)
+            let interest = core.chainInterest(interceptorType, eventType)
             var reached = 0
             if interest.first && !ended {
                 let interception = withUnsafePointer(to: InterceptedEvent(event: event)) {
-                    index.post(at: $0, key: nil)
+                    core.post(at: $0, key: nil)
                 }
                 if interception.isStopped { ending = .dropped(atDepth: depth, delivered: 0) }
             }
             if interest.second {
                 // After a stop or a drop, only the monitors' walk (as a bus dispatch's after a stop).
-                let tally = index.post(
+                let tally = core.post(
                     at: event, key: event.pointee.routingKey, ending == nil ? .all : .monitors(upTo: .max))
                 reached = tally.reached
                 if ending == nil && tally.isStopped { ending = .stopped(atDepth: depth, delivered: 0) }

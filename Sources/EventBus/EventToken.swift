@@ -4,7 +4,7 @@
 /// `subscribe(E.self).next { }` or `freeWith(owner)` lives as long as its owner, and one made with
 /// neither lives until ``dispose()``, a ``DisposeBag`` holding it is emptied or deallocated, or the
 /// bus is deallocated. The token names the subscription by id: keeping a token keeps neither the
-/// subscription's handler nor its owner nor the bus alive (only the bus's subscription index,
+/// subscription's handler nor its owner nor the bus alive (only the bus's subscription registry,
 /// emptied once the bus is gone).
 ///
 /// ```swift
@@ -42,10 +42,10 @@ public struct EventToken: Hashable, Sendable {
     private let slot: UInt32
     /// Where the subscription is registered; `nil` for an inert token. Held strongly, and not
     /// weakly, so that making and using a token takes none of the runtime's weak-reference paths:
-    /// once the bus is gone, its index is empty and every call finds the subscription ended.
-    private let container: SubscriptionIndex?
+    /// once the bus is gone, its registry is empty and every call finds the subscription ended.
+    private let container: BusCore?
 
-    init(_ subscription: SubscriptionHandle, in container: SubscriptionIndex) {
+    init(_ subscription: SubscriptionHandle, in container: BusCore) {
         id = subscription.id
         slot = subscription.slot
         self.container = container

@@ -40,7 +40,7 @@ public final class ManualEventClock: Sendable {
 }
 
 /// Where a bus reads the time for sticky events' TTL: the system's monotonic clock, or a
-/// ``ManualEventClock``. Neither runs user code, so the index reads it under its lock.
+/// ``ManualEventClock``. Neither runs user code, so the registry reads it under its lock.
 enum StickyClock: Sendable {
     case system
     case manual(ManualEventClock)

@@ -224,9 +224,9 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
         let traits = options.traits
         let owner = self.owner  // held until registered
         if traits.isOwned && owner == nil { return .inert }
-        let index = bus.index
-        let primary = index.makeNodes(keys: options.keys, body: body, traits: traits, owner: owner, callSite: callSite)
-        let token = index.subscribe(primary, of: E.self, traits: traits, deliversNow: body.deliversNow, bus: bus)
+        let core = bus.core
+        let primary = core.makeNodes(keys: options.keys, body: body, traits: traits, owner: owner, callSite: callSite)
+        let token = core.subscribe(primary, of: E.self, traits: traits, deliversNow: body.deliversNow, bus: bus)
         withExtendedLifetime(owner) {}
         return token
     }
@@ -242,10 +242,10 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     @inlinable
     func register(_ handler: @escaping @Sendable (E) -> Void, at callSite: CallSite) -> EventToken {
         if let queue = options.queue { return registerQueued(handler, on: queue, at: callSite) }
-        let index = bus.index
-        let primary = index.makePlainNodes(
+        let core = bus.core
+        let primary = core.makePlainNodes(
             E.self, keys: options.keys, handler: handler, traits: options.traits, callSite: callSite)
-        return index.subscribe(primary, of: E.self, traits: options.traits, deliversNow: true, bus: bus)
+        return core.subscribe(primary, of: E.self, traits: options.traits, deliversNow: true, bus: bus)
     }
 
     /// Registers `handler` to run on `queue`: the queued shape of the plain `register(_:at:)`, which

@@ -2,8 +2,8 @@
 /// level), what the type adds (hooks, supertypes), and its sticky events.
 ///
 /// Touched only under the bus lock. A bucket whose lists are all empty, and which holds nothing
-/// else, waits in the index's queue of empty buckets and is removed unless it is used again
-/// meanwhile (see `TypeIndex`).
+/// else, waits in the registry's queue of empty buckets and is removed unless it is used again
+/// meanwhile (see `Registry`).
 final class Bucket {
     let typeID: ObjectIdentifier
     @exclusivity(unchecked) private var unkeyed = LeveledLists()
@@ -19,7 +19,7 @@ final class Bucket {
     let supertypes: (any SupertypeDelivering)?
     /// The type's sticky events, made by the first sticky dispatch.
     @exclusivity(unchecked) var sticky: (any StickySlots)?
-    /// Whether the bucket is in the index's queue of empty buckets, and when it was queued.
+    /// Whether the bucket is in the registry's queue of empty buckets, and when it was queued.
     @exclusivity(unchecked) var emptySince: UInt64?
     /// Bit `2 * l` is set while a node (live or pinned) is linked at level `l`, keyed or not: a
     /// dispatch skips the other levels without looking at their lists. (Spread out, the bits are

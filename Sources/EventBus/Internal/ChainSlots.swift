@@ -1,8 +1,8 @@
-/// What a post hands an interceptor through the node's subscription index: the event, in the
+/// What a post hands an interceptor through the node's subscription registry: the event, in the
 /// posting frame, which the interceptor may replace.
 ///
 /// Interceptors are registered as synchronous `handle` subscriptions to this type on the node's
-/// index (so registration order, tokens, bags and the dispose guarantee are the bus's), and a
+/// registry (so registration order, tokens, bags and the dispose guarantee are the bus's), and a
 /// post dispatches one of these per node: no allocation.
 struct InterceptedEvent<E: Sendable>: @unchecked Sendable {
     // @unchecked Sendable: the pointer is only dereferenced by interceptors, which are synchronous
@@ -14,7 +14,7 @@ extension InterceptedEvent: ChainSlotType {
     static var slotName: String { "intercept(\(String(reflecting: E.self)))" }
 }
 
-/// What a request hands its answerers through a node's subscription index: the request, where to
+/// What a request hands its answerers through a node's subscription registry: the request, where to
 /// put the answer, and from which answerer on to ask (after an async answerer passed).
 struct AnswerSlot<R: Request>: @unchecked Sendable {
     // @unchecked Sendable: as InterceptedEvent, answerers are synchronous `.immediate` bodies that
@@ -40,7 +40,7 @@ enum AnswerState<R: Request> {
 }
 
 /// Answerers' sequence numbers: registration order across a node's answerers (which all sit at the
-/// same level of its index, so they are asked in this order).
+/// same level of its registry, so they are asked in this order).
 enum AnswerSequence {
     private static let counter = Locked<UInt64>(0)
 

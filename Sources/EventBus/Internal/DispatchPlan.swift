@@ -69,8 +69,8 @@ struct DispatchPlan {
     }
 
     /// Before `start`: limits the walk to the handlers or the monitors (see
-    /// ``SubscriptionIndex/Walk``).
-    mutating func limit(to walk: SubscriptionIndex.Walk) {
+    /// ``BusCore/Walk``).
+    mutating func limit(to walk: BusCore.Walk) {
         switch walk {
         case .all: break
         case .handlers(let stopped, let upTo, let hold):
@@ -93,7 +93,7 @@ struct DispatchPlan {
     /// unless the plan was made without), delivering to subscriptions up to `lastID` (or the limit
     /// ``limit(to:)`` set). Every later call gets the same `key`.
     mutating func start(
-        in bucket: Bucket, key: String?, lastID: UInt64, index: inout TypeIndex, retired: inout Retired
+        in bucket: Bucket, key: String?, lastID: UInt64, registry: inout Registry, retired: inout Retired
     ) {
         self.bucket = Unmanaged.passUnretained(bucket)  // Unmanaged: see `bucket`
         maxID = Swift.min(upTo, lastID)
@@ -107,7 +107,7 @@ struct DispatchPlan {
         if bucket.linkedCount == 1 {
             takeSoleNode(of: bucket, key: key, level: levels)
         } else {
-            fill(key: key, index: &index, retired: &retired)
+            fill(key: key, registry: &registry, retired: &retired)
         }
     }
 
@@ -135,25 +135,25 @@ struct DispatchPlan {
     var foundSubscribers: Bool { count > 0 }
 
     /// Under the lock: unpins the delivered chunk, then takes the next chunk of live subscriptions.
-    private mutating func fill(key: String?, index: inout TypeIndex, retired: inout Retired) {
+    private mutating func fill(key: String?, registry: inout Registry, retired: inout Retired) {
         guard let bucket else { return }
         // Unmanaged: see `bucket`.
         bucket._withUnsafeGuaranteedRef {
-            unpinChunk(in: $0, index: &index, retired: &retired)
-            fill(from: $0, key: key, index: &index, retired: &retired)
+            unpinChunk(in: $0, registry: &registry, retired: &retired)
+            fill(from: $0, key: key, registry: &registry, retired: &retired)
         }
     }
 
     /// Under the lock: unpins the delivered chunk (unless it was retained).
     @inline(__always)
-    private mutating func unpinChunk(in bucket: Bucket, index: inout TypeIndex, retired: inout Retired) {
+    private mutating func unpinChunk(in bucket: Bucket, registry: inout Registry, retired: inout Retired) {
         if !isRetained {
-            for i in 0..<count { index.unpin(chunk[i], in: bucket, retired: &retired) }
+            for i in 0..<count { registry.unpin(chunk[i], in: bucket, retired: &retired) }
         }
     }
 
     @inline(__always)
-    private mutating func fill(from bucket: Bucket, key: String?, index: inout TypeIndex, retired: inout Retired) {
+    private mutating func fill(from bucket: Bucket, key: String?, registry: inout Registry, retired: inout Retired) {
         // The walk's state in locals: a store into the chunk could alias the plan's fields, which
         // would be reloaded on every step otherwise.
         let slots = chunk.baseAddress.unsafelyUnwrapped
@@ -166,7 +166,7 @@ struct DispatchPlan {
         var node: Unmanaged<SubscriptionNode>?  // Unmanaged: under the lock, kept alive by its list
         if isStopped && lists & Self.handlerLists != 0 {
             // Stopped: the handlers left are skipped, the monitors' walk starts.
-            if let cursor { index.unpin(cursor, in: bucket, retired: &retired) }
+            if let cursor { registry.unpin(cursor, in: bucket, retired: &retired) }
             cursor = nil
             lists &= ~Self.handlerLists
             node = head(of: bucket, key: key, lists: lists)
@@ -176,12 +176,12 @@ struct DispatchPlan {
             cursor = nil
             let (isLive, next) = resumed._withUnsafeGuaranteedRef { ($0.isLive, $0.next) }
             if isLive {
-                index.pin(resumed)
+                registry.pin(resumed)
                 slots[count] = resumed
                 count &+= 1
             }
             node = next
-            index.unpin(resumed, in: bucket, retired: &retired)
+            registry.unpin(resumed, in: bucket, retired: &retired)
         } else {
             node = head(of: bucket, key: key, lists: lists)
         }
@@ -191,13 +191,13 @@ struct DispatchPlan {
                 // The rest of the list subscribed after the dispatch started.
                 guard id <= maxID else { break }
                 if count == capacity {
-                    index.pin(current)
+                    registry.pin(current)
                     cursor = current
                     break walk
                 }
                 if isLive {
                     // Pinned now; a last chunk of a few is retained instead, below.
-                    index.pin(current)
+                    registry.pin(current)
                     slots[count] = current
                     count &+= 1
                 }
@@ -214,7 +214,7 @@ struct DispatchPlan {
         // unpinned (only an ended one is), so dropping its pin here needs no check.
         isRetained = cursor == nil && count <= Self.retainedChunkLimit
         if isRetained {
-            for i in 0..<count { index.dropPin(retaining: chunk[i]) }
+            for i in 0..<count { registry.dropPin(retaining: chunk[i]) }
         }
     }
 
@@ -232,7 +232,7 @@ struct DispatchPlan {
 
     /// Delivers the event at `event` (of the walked type) chunk by chunk, no lock held while
     /// handlers run, reclaiming the subscriptions whose owner turned out to be gone.
-    mutating func run(_ event: UnsafeRawPointer, key: String?, in container: SubscriptionIndex) {
+    mutating func run(_ event: UnsafeRawPointer, key: String?, in container: BusCore) {
         if let hold {
             runHolding(hold, event, key: key, in: container)
             return
@@ -259,7 +259,7 @@ struct DispatchPlan {
     @inline(never)
     // Unmanaged: see `hold`.
     private mutating func runHolding(
-        _ hold: Unmanaged<StickyHold>, _ event: UnsafeRawPointer, key: String?, in container: SubscriptionIndex
+        _ hold: Unmanaged<StickyHold>, _ event: UnsafeRawPointer, key: String?, in container: BusCore
     ) {
         runChunks(event, key: key, in: container) { slots, count, delivery in
             var slot = slots
@@ -278,7 +278,7 @@ struct DispatchPlan {
     /// ``runInLargeChunk(_:key:in:)``, which delivers the event at `event` as `run` does).
     @inline(__always)
     private mutating func runChunks(
-        _ event: UnsafeRawPointer, key: String?, in container: SubscriptionIndex,
+        _ event: UnsafeRawPointer, key: String?, in container: BusCore,
         _ deliver: (ChunkSlot, Int, inout ChunkDelivery) -> Void
     ) {
         while count > 0 {
@@ -306,15 +306,15 @@ struct DispatchPlan {
     /// `run`'s continuation when the route goes on past the dispatch's own (small) chunk: in a
     /// frame of its own, the rest is walked in chunks of `chunkCapacity`.
     @inline(never)
-    private mutating func runInLargeChunk(_ event: UnsafeRawPointer, key: String?, in container: SubscriptionIndex) {
+    private mutating func runInLargeChunk(_ event: UnsafeRawPointer, key: String?, in container: BusCore) {
         withUnsafeTemporaryAllocation(of: Unmanaged<SubscriptionNode>.self, capacity: Self.chunkCapacity) { large in
-            container.withIndex { index, retired in
+            container.withRegistry { registry, retired in
                 guard let bucket else { return }
                 // Unmanaged: see `bucket`.
                 bucket._withUnsafeGuaranteedRef {
-                    unpinChunk(in: $0, index: &index, retired: &retired)
+                    unpinChunk(in: $0, registry: &registry, retired: &retired)
                     chunk = large
-                    fill(from: $0, key: key, index: &index, retired: &retired)
+                    fill(from: $0, key: key, registry: &registry, retired: &retired)
                 }
             }
             run(event, key: key, in: container)
@@ -323,15 +323,15 @@ struct DispatchPlan {
 
     /// Unpins the delivered chunk (a node that ended meanwhile is unlinked now) and takes the next.
     @inline(never)
-    private mutating func refill(key: String?, in container: SubscriptionIndex) {
-        container.withIndex { index, retired in fill(key: key, index: &index, retired: &retired) }
+    private mutating func refill(key: String?, in container: BusCore) {
+        container.withRegistry { registry, retired in fill(key: key, registry: &registry, retired: &retired) }
     }
 
     /// Has `container` reclaim the subscriptions of the chunk of `count` at `slots` whose bit is set
     /// in `mask` (owner gone). Not inlined, and static (a method would copy the plan): `run`'s
     /// frame, on the stack while handlers run (and dispatch again), stays small.
     @inline(never)
-    private static func reclaim(_ mask: UInt64, of slots: ChunkSlot, count: Int, in container: SubscriptionIndex) {
+    private static func reclaim(_ mask: UInt64, of slots: ChunkSlot, count: Int, in container: BusCore) {
         container.reclaim(
             (0..<count).lazy.filter { mask & (1 << UInt64($0)) != 0 }.map { slots[$0].takeUnretainedValue().handle })
     }

@@ -6,7 +6,7 @@ func eventTypeName(_ type: Any.Type) -> String {
     return String(reflecting: type)
 }
 
-/// A type under which a chain node registers interceptors or answerers on its index.
+/// A type under which a chain node registers interceptors or answerers on its registry.
 protocol ChainSlotType {
     /// How introspection names the slot: what it intercepts or answers.
     static var slotName: String { get }

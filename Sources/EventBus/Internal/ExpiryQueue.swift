@@ -1,5 +1,5 @@
 /// The sticky slots (type and key) whose events include one with a time-to-live, soonest deadline
-/// first (an indexed binary min-heap): the index's sweep lets go of expired ones a few per
+/// first (an indexed binary min-heap): the registry's sweep lets go of expired ones a few per
 /// operation, with no timer.
 ///
 /// A slot has at most one item, which its store keeps while the slot holds an event with a TTL
@@ -10,8 +10,8 @@
 /// and is moved there when its old deadline comes, O(log n), at most once per deadline a dispatch
 /// set); an earlier deadline O(log n); removing an item O(log n).
 ///
-/// A reference type shared by the index and its sticky stores. Touched only under the bus lock, so
-/// its fields, and its items', need no run-time exclusivity checks (the index reads `isEmpty` on
+/// A reference type shared by the registry and its sticky stores. Touched only under the bus lock, so
+/// its fields, and its items', need no run-time exclusivity checks (the registry reads `isEmpty` on
 /// every operation).
 final class ExpiryQueue {
     /// A slot's place in the queue.

@@ -8,7 +8,7 @@ final class PlainSubscription<E: Sendable>: SubscriptionNode, @unchecked Sendabl
 
     init(
         handler: @escaping @Sendable (E) -> Void, key: String?, traits: SubscriptionTraits, callSite: CallSite,
-        container: SubscriptionIndex
+        container: BusCore
     ) {
         self.handler = handler
         super.init(key: key, traits: traits, ownerBelongsToMain: false, callSite: callSite, container: container)
@@ -16,7 +16,7 @@ final class PlainSubscription<E: Sendable>: SubscriptionNode, @unchecked Sendabl
 
     override func deliver(_ event: UnsafeRawPointer) -> Outcome {
         guard isLive else { return .ended }
-        // A dispatch of `E` reaches only the nodes in the bucket of `E` (`TypeIndex.link`).
+        // A dispatch of `E` reaches only the nodes in the bucket of `E` (`Registry.link`).
         Self.withEvent(at: event, as: E.self, handler)
         return .delivered
     }

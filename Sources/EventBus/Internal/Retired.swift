@@ -1,4 +1,4 @@
-/// What the index let go of under its lock, dealt with after unlocking: objects to release (so no
+/// What the registry let go of under its lock, dealt with after unlocking: objects to release (so no
 /// `deinit` runs under the lock), bags to tell, work hooks asked for.
 ///
 /// The common cases (a dispose retires one node) fit inline: no allocation.

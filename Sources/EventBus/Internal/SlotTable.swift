@@ -10,8 +10,8 @@
 /// page's edge does not free and allocate it each time). Touched only under the bus lock.
 ///
 /// A slot refers to its subscription's primary node without retaining it: the node is in the table
-/// only while it is linked in its list, which owns it (`TypeIndex.link` links it before
-/// `set`, `TypeIndex.end` frees the slot before unlinking, `removeAll` drops the table with the
+/// only while it is linked in its list, which owns it (`Registry.link` links it before
+/// `set`, `Registry.end` frees the slot before unlinking, `removeAll` drops the table with the
 /// lists). So setting and freeing a slot costs no reference counting.
 struct SlotTable {
     static let pageSize = 1024

@@ -6,8 +6,8 @@
 /// The first delivery that runs a handler lets go of the event; once every delivery is over and
 /// none did, it is kept for the next taker, in its place. Its holder (the dispatch, the replay)
 /// ends the hold with what it did itself and how many deliveries it enqueued
-/// (`TypeIndex.endHolding`); each enqueued delivery finishes it when it has run or found its
-/// subscription ended or its owner gone (`TypeIndex.finishHolding`), before or after that.
+/// (`Registry.endHolding`); each enqueued delivery finishes it when it has run or found its
+/// subscription ended or its owner gone (`Registry.finishHolding`), before or after that.
 final class StickyHold: @unchecked Sendable {
     // @unchecked Sendable: `pending` is only touched under the bus lock; the rest is immutable.
 

@@ -1,4 +1,4 @@
-/// What the index needs of a bucket's sticky events without knowing their type.
+/// What the registry needs of a bucket's sticky events without knowing their type.
 protocol StickySlots: AnyObject {
     /// Events kept (expired ones included until they are let go of; held ones left out).
     var count: Int { get }
@@ -41,7 +41,7 @@ final class StickyStore<E: Sendable>: StickySlots {
     struct Entry {
         let event: E
         let key: String?
-        /// From the index's counter: orders entries across keys, names one for the sweep.
+        /// From the registry's counter: orders entries across keys, names one for the sweep.
         let sequence: UInt64
         /// When it expires, on the bus's sticky clock; `nil`: never.
         let expiry: UInt64?
@@ -70,7 +70,7 @@ final class StickyStore<E: Sendable>: StickySlots {
     /// Entries that sticky dispatches wrote, moved or dropped so far (tests of their cost).
     private(set) var entriesMoved = 0
     var isEmpty: Bool { slots.isEmpty }
-    /// The bus's expiry queue (the index's).
+    /// The bus's expiry queue (the registry's).
     private let expiries: ExpiryQueue
 
     init(expiries: ExpiryQueue) {

@@ -3,7 +3,7 @@
 /// O(1) append and O(1) remove given the node. The list owns each node it links through one
 /// reference, taken by `append` and handed to the caller by `remove`: its links are unmanaged, so
 /// that linking, unlinking and walking cost no further reference counting. Only ever touched under
-/// the index's lock.
+/// the bus's lock.
 struct SubscriberList {
     // Unmanaged: the list holds a reference to each linked node (see above).
     private(set) var head: Unmanaged<SubscriptionNode>?

@@ -6,7 +6,7 @@ import Dispatch
 /// cast and no invalid combination exists. ``deliver(_:)`` is the one place a handler is called from.
 ///
 /// The commonest body, `.immediate(.event)` with no owner, gets a node class of its own instead:
-/// ``PlainSubscription``, which holds neither a body nor an owner (`SubscriptionIndex.makeNodes`
+/// ``PlainSubscription``, which holds neither a body nor an owner (`BusCore.makeNodes`
 /// picks the class).
 final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     // @unchecked Sendable: as SubscriptionNode; `body` is immutable, `heldOwner` a weak reference
@@ -17,7 +17,7 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
 
     init(
         key: String?, body: Body<E>, traits: SubscriptionTraits, owner: AnyObject?, callSite: CallSite,
-        container: SubscriptionIndex
+        container: BusCore
     ) {
         self.body = body
         heldOwner = owner
@@ -28,7 +28,7 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     override var owner: AnyObject? { heldOwner }
 
     override func deliver(_ event: UnsafeRawPointer) -> Outcome {
-        // A dispatch of `E` reaches only the nodes in the bucket of `E` (`TypeIndex.link`).
+        // A dispatch of `E` reaches only the nodes in the bucket of `E` (`Registry.link`).
         Self.withEvent(at: event, as: E.self) { event in deliver(event) }
     }
 

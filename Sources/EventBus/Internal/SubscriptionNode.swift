@@ -29,10 +29,10 @@ class SubscriptionNode: @unchecked Sendable {
     private var liveness: Int = 1
 
     /// Unique in the process (`EventToken` equality), from a counter; also orders a list. Set
-    /// when the node is registered (`TypeIndex.link`), 0 until then.
+    /// when the node is registered (`Registry.link`), 0 until then.
     @exclusivity(unchecked) final var id: UInt64 = 0
 
-    // List links, under the index's lock (which also makes the runtime's dynamic exclusivity
+    // List links, under the bus's lock (which also makes the runtime's dynamic exclusivity
     // checks redundant: they would cost more than the linking).
     // Unmanaged: a list holds one reference to each node it links (`SubscriberList`), and reading
     // a link then costs no reference counting.
@@ -59,7 +59,7 @@ class SubscriptionNode: @unchecked Sendable {
     @exclusivity(unchecked) var unlinkWhenUnpinned = false
     @exclusivity(unchecked) var isInOwnedRing = false
     /// Whether a handler error was printed for this subscription (debug builds, no error handler):
-    /// read and written only under the index's lock.
+    /// read and written only under the bus's lock.
     @exclusivity(unchecked) var printedError = false
 
     /// The bucket the node is filed in. Set with `id`; read only under the lock while `isLinked` (a
@@ -69,11 +69,11 @@ class SubscriptionNode: @unchecked Sendable {
     /// The key of the list this node sits in, `nil` for the unkeyed list.
     let key: String?
     /// Where the node is registered (held strongly: see the type's comment).
-    let container: SubscriptionIndex
+    let container: BusCore
 
     /// The other keys' nodes of the same subscription (empty for all but multi-key subscriptions):
     /// on the primary only, set before the node is registered (or while it is registered, under the
-    /// lock: `TypeIndex.link`), never written after.
+    /// lock: `Registry.link`), never written after.
     @exclusivity(unchecked) var siblings: [SubscriptionNode] = []
 
     // Links of the container's ring of owned primaries, which the incremental sweep walks. A node
@@ -90,10 +90,10 @@ class SubscriptionNode: @unchecked Sendable {
     /// Where the subscription was made.
     let callSite: CallSite
 
-    /// A node not registered yet: `TypeIndex.link` gives it its id, slot and bucket.
+    /// A node not registered yet: `Registry.link` gives it its id, slot and bucket.
     init(
         key: String?, traits: SubscriptionTraits, ownerBelongsToMain: Bool, callSite: CallSite,
-        container: SubscriptionIndex
+        container: BusCore
     ) {
         self.key = key
         self.isOwned = traits.isOwned

@@ -10,7 +10,7 @@ struct SubscriptionOptions {
     @usableFromInline var keys = SubscriptionKeys()
     /// The `atQueue` queue; `nil` for synchronous or main-actor delivery.
     @usableFromInline var queue: DispatchQueue?
-    /// The rest: plain values, passed on to the index and the node without reference counting.
+    /// The rest: plain values, passed on to the registry and the node without reference counting.
     @usableFromInline var traits = SubscriptionTraits()
 }
 

@@ -1,4 +1,4 @@
-/// What the index keeps, in the bucket of an event type that is ``DeliveredAsSupertypes``, to
+/// What the registry keeps, in the bucket of an event type that is ``DeliveredAsSupertypes``, to
 /// deliver it as its supertypes without knowing the type.
 protocol SupertypeDelivering: AnyObject, Sendable {
     /// Delivers the event at `event` (of the bucket's type) to its supertypes' subscribers, with no
@@ -28,7 +28,7 @@ final class SupertypeFanOut<E: DeliveredAsSupertypes>: SupertypeDelivering {
 /// One dispatch's delivery to supertypes: the event's key, whether a handler stopped it, how many
 /// deliveries it started so far, and the supertypes' monitors, delivered to after every handler.
 struct SupertypeDelivery {
-    let index: SubscriptionIndex
+    let core: BusCore
     let key: String?
     /// The id the exact type's walk started with: subscriptions made during the dispatch, to any
     /// type, are not delivered to.
@@ -40,15 +40,15 @@ struct SupertypeDelivery {
     private(set) var reached: Int
     private(set) var enqueued: Int
     /// The monitors walks of the supertypes that have monitors, in declaration order.
-    private var monitors: [() -> SubscriptionIndex.Tally] = []
+    private var monitors: [() -> BusCore.Tally] = []
 
     /// Continues a dispatch whose exact type's handlers did `tally`.
     // Unmanaged: `hold`, as above.
     init(
-        index: SubscriptionIndex, key: String?, upTo: UInt64, holding hold: Unmanaged<StickyHold>?,
-        after tally: SubscriptionIndex.Tally
+        core: BusCore, key: String?, upTo: UInt64, holding hold: Unmanaged<StickyHold>?,
+        after tally: BusCore.Tally
     ) {
-        self.index = index
+        self.core = core
         self.key = key
         self.upTo = upTo
         self.hold = hold
@@ -59,25 +59,25 @@ struct SupertypeDelivery {
 
     /// Whether `S` has live subscriptions on the bus (O(1), one lock acquisition).
     func hasSubscribers<S>(_: S.Type) -> Bool {
-        index.count(ofTypeID: ObjectIdentifier(S.self)) > 0
+        core.count(ofTypeID: ObjectIdentifier(S.self)) > 0
     }
 
     /// Delivers `value` to the handlers of `S` and the event's key, as a plain dispatch (no hooks,
     /// no supertypes of its own, nothing sticky), and keeps its monitors for
     /// ``deliverToMonitors()``.
     mutating func deliver<S: Sendable>(_ value: S, as _: S.Type) {
-        let tally = index.deliverAsSupertype(value, key: key, .handlers(stopped: isStopped, upTo: upTo, holding: hold))
+        let tally = core.deliverAsSupertype(value, key: key, .handlers(stopped: isStopped, upTo: upTo, holding: hold))
         reached += tally.reached
         enqueued += tally.enqueued
         isStopped = isStopped || tally.isStopped
         guard tally.leftMonitors else { return }
-        monitors.append { [index, key, upTo, hold] in
-            index.deliverAsSupertype(value, key: key, .monitors(upTo: upTo, holding: hold))
+        monitors.append { [core, key, upTo, hold] in
+            core.deliverAsSupertype(value, key: key, .monitors(upTo: upTo, holding: hold))
         }
     }
 
     /// Counts the deliveries of a monitors walk (the exact type's).
-    mutating func countMonitorDeliveries(_ tally: SubscriptionIndex.Tally) {
+    mutating func countMonitorDeliveries(_ tally: BusCore.Tally) {
         reached += tally.reached
         enqueued += tally.enqueued
     }

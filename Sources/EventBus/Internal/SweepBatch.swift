@@ -36,7 +36,7 @@ struct SweepBatch: ~Copyable {
 
     /// Ends the subscriptions whose owner is gone and has `container` forget them. No lock held.
     @inline(__always)
-    consuming func check(in container: SubscriptionIndex) {
+    consuming func check(in container: BusCore) {
         // Most operations pick nothing: that case costs two loads.
         guard first != nil || mainSweepDue else {
             discard self
@@ -46,7 +46,7 @@ struct SweepBatch: ~Copyable {
     }
 
     @inline(never)
-    private consuming func checkPicked(in container: SubscriptionIndex) {
+    private consuming func checkPicked(in container: BusCore) {
         let mainSweepDue = mainSweepDue
         // Unmanaged: the references `add` took.
         let first = first?.takeRetainedValue()

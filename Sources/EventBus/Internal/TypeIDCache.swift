@@ -1,9 +1,9 @@
 internal import _EventBusShims
 
-/// A direct-mapped set of event type ids whose words are atomics: written under the index's lock,
+/// A direct-mapped set of event type ids whose words are atomics: written under the bus's lock,
 /// read without it.
 ///
-/// It holds facts that never change for a type (the index keeps there the types that have neither
+/// It holds facts that never change for a type (the registry keeps there the types that have neither
 /// hooks nor supertypes), so a reader that finds a type in it may trust it however stale its view
 /// is; a type that is not found (never inserted, or evicted by another of the same slot) is
 /// checked the slow way.

@@ -131,7 +131,7 @@ struct EventStreamTests {
 
         second = nil
         // No dispatch of Carrier: only other bus work, bounded by the sweep interval.
-        for seq in 0..<bus.index.dispatchesPerSweepTurn { bus.dispatch(Conc.Tick(seq: seq)) }
+        for seq in 0..<bus.core.dispatchesPerSweepTurn { bus.dispatch(Conc.Tick(seq: seq)) }
         #expect(await AsyncWait.value { await swept.value } == 1, "the event from before, then the end")
         #expect(bus.subscriptionCount == 0)
     }

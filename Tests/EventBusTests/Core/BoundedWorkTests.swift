@@ -143,18 +143,18 @@ struct BoundedWorkTests {
     func emptyBucketsGoAway() {
         let bus = EventBus()
         // `bucketCount`: the number of per-event-type entries in the bus's index. A bucket that
-        // became empty is removed once it has stayed empty for `TypeIndex.emptyBucketGrace` bus
+        // became empty is removed once it has stayed empty for `Registry.emptyBucketGrace` bus
         // operations (so that one type's subscribe/dispose churn does not remake it every time).
-        let baseline = bus.index.bucketCount
+        let baseline = bus.core.bucketCount
         let delivered = Shared(0)
         let depth = 12
         let types = 1 << depth
         Self.forEachType(Never.self, depth: depth, SubscribeDispatchDispose(bus: bus, delivered: delivered))
         #expect(delivered.value == types, "every type was subscribed to and dispatched once")
         #expect(bus.subscriptionCount == 0)
-        let buckets = bus.index.bucketCount
+        let buckets = bus.core.bucketCount
         #expect(
-            buckets <= baseline + Int(TypeIndex.emptyBucketGrace),
+            buckets <= baseline + Int(Registry.emptyBucketGrace),
             "\(buckets - baseline) per-type entries left after \(types) types were subscribed to and disposed")
         print(
             "Bounded work: \(types) distinct event types subscribed, dispatched and disposed: "
@@ -204,21 +204,21 @@ struct BoundedWorkTests {
     @Test("the lock-free summary of event types with a bucket (which chain posts read) empties with the buckets")
     func typeSummaryFollowsBuckets() {
         let bus = EventBus()
-        #expect(bus.index.typeSummaryBits == 0)
-        #expect(!bus.index.mayHaveBucket(ObjectIdentifier(Probe<Int>.self)))
+        #expect(bus.core.typeSummaryBits == 0)
+        #expect(!bus.core.mayHaveBucket(ObjectIdentifier(Probe<Int>.self)))
         let token = bus.on(Probe<Int>.self).next { _ in }
-        #expect(bus.index.mayHaveBucket(ObjectIdentifier(Probe<Int>.self)))
+        #expect(bus.core.mayHaveBucket(ObjectIdentifier(Probe<Int>.self)))
         token.dispose()
         let delivered = Shared(0)
         let depth = 10
         Self.forEachType(Never.self, depth: depth, SubscribeDispatchDispose(bus: bus, delivered: delivered))
-        let populated = bus.index.typeSummaryBits.nonzeroBitCount
-        let remaining = bus.index.bucketCount
+        let populated = bus.core.typeSummaryBits.nonzeroBitCount
+        let remaining = bus.core.bucketCount
         // Each operation removes at most one bucket that stayed empty for the grace period.
-        for _ in 0..<(1 << depth) + 2 * Int(TypeIndex.emptyBucketGrace) { bus.dispatch(Probe<String>()) }
-        #expect(bus.index.bucketCount == 0)
-        #expect(bus.index.typeSummaryBits == 0, "bits left: \(bus.index.typeSummaryBits.nonzeroBitCount)")
-        #expect(!bus.index.mayHaveBucket(ObjectIdentifier(Probe<Int>.self)))
+        for _ in 0..<(1 << depth) + 2 * Int(Registry.emptyBucketGrace) { bus.dispatch(Probe<String>()) }
+        #expect(bus.core.bucketCount == 0)
+        #expect(bus.core.typeSummaryBits == 0, "bits left: \(bus.core.typeSummaryBits.nonzeroBitCount)")
+        #expect(!bus.core.mayHaveBucket(ObjectIdentifier(Probe<Int>.self)))
         print(
             "Bounded work: after \(1 << depth) types, \(remaining) buckets in their grace period set "
                 + "\(populated) of 64 summary bits; all cleared once the buckets were removed")

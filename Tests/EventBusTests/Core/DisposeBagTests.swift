@@ -83,11 +83,11 @@ struct DisposeBagForgettingTests {
     )
     func bagMakesNoLastingCycle() {
         for bagFirst in [true, false] {
-            weak var index: SubscriptionIndex?
+            weak var index: BusCore?
             weak var weakBag: DisposeBag?
             do {
                 let bus = EventBus()
-                index = bus.index
+                index = bus.core
                 var bag: DisposeBag? = DisposeBag()
                 weakBag = bag
                 bus.on(Tapped.self).next { _ in }.disposed(by: bag!)

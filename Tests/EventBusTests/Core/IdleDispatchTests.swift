@@ -44,7 +44,7 @@ struct IdleDispatchTests {
         }
         owner = nil
         #expect(handlerAlive())
-        let turn = bus.index.dispatchesPerSweepTurn
+        let turn = bus.core.dispatchesPerSweepTurn
         // One sweep turn, plus the dispatches whose share is paid by a later one.
         for _ in 0..<(turn + 8) { bus.dispatch(Nobody()) }
         print("idle dispatches: \(turn + 8) dispatches of a type nobody subscribes to released a dead owner's handler")

@@ -64,7 +64,7 @@ struct LifetimeTests {
         }
         owner = nil
         var operations = 0
-        let turn = bus.index.dispatchesPerSweepTurn
+        let turn = bus.core.dispatchesPerSweepTurn
         while handlerAlive() && operations < 1_000 {
             bus.dispatch(Pong())
             operations += 1

@@ -26,7 +26,7 @@ struct MemoryReturnTests {
         let kept = bus.on(Keyed.self).ofType("kept").next { _ in received.increment() }
         let keys = 200_000
         let tokens = (0..<keys).map { i in bus.on(Keyed.self).ofType("k\(i)").next { _ in received.increment() } }
-        let peak = bus.index.keyedCapacity(ofTypeID: ObjectIdentifier(Keyed.self))
+        let peak = bus.core.keyedCapacity(ofTypeID: ObjectIdentifier(Keyed.self))
         // Half of them gone: those left are still found (the table may be resizing).
         for token in tokens[..<(keys / 2)] { token.dispose() }
         bus.dispatch(Keyed(key: "k\(keys - 1)"))
@@ -35,7 +35,7 @@ struct MemoryReturnTests {
         for token in tokens[(keys / 2)...] { token.dispose() }
         // Some further operations on the bucket's keys.
         for _ in 0..<1_000 { bus.on(Keyed.self).ofType("again").next { _ in }.dispose() }
-        let after = bus.index.keyedCapacity(ofTypeID: ObjectIdentifier(Keyed.self))
+        let after = bus.core.keyedCapacity(ofTypeID: ObjectIdentifier(Keyed.self))
         #expect(after <= Self.smallTable, "the table of keys has \(after) slots for 1 key (\(peak) at the peak)")
         bus.dispatch(Keyed(key: "kept"))
         bus.dispatch(Keyed(key: "k7"))
@@ -52,13 +52,13 @@ struct MemoryReturnTests {
         let bus = EventBus()
         let count = 300_000
         var tokens = (0..<count).map { _ in bus.on(Plain.self).next { _ in } }
-        let peak = bus.index.slotPageCount
+        let peak = bus.core.slotPageCount
         let first = tokens.removeFirst()
         let last = tokens.removeLast()
         for token in tokens { token.dispose() }
         // Some further operations: new subscriptions take the lowest free slots.
         for _ in 0..<1_000 { bus.on(Plain.self).next { _ in }.dispose() }
-        let after = bus.index.slotPageCount
+        let after = bus.core.slotPageCount
         #expect(after <= 3, "\(after) pages of slots for 2 subscriptions (\(peak) at the peak)")
         let received = Shared(0)
         let late = bus.on(Plain.self).next { _ in received.increment() }

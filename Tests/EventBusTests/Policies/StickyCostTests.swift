@@ -23,7 +23,7 @@ struct StickyCostTests {
 
     /// The entries `Message`'s sticky store has written, moved or removed so far.
     private static func entriesMoved(on bus: EventBus) -> Int {
-        bus.index.sticky(of: Message.self) { store, _, _ in store.entriesMoved } ?? 0
+        bus.core.sticky(of: Message.self) { store, _, _ in store.entriesMoved } ?? 0
     }
 
     @Test(".last(n) moves a constant number of entries per dispatch, at n = 10 as at n = 10,000")
@@ -75,7 +75,7 @@ struct StickyCostTests {
         bus.dispatch(Lone(), sticky: .latest(ttl: .seconds(1)))
         bus.dispatch(Message(key: "fresh", serial: 1), sticky: .latest(ttl: .seconds(3600)))
         clock.advance(by: .seconds(2))
-        let queued = bus.index.stickyExpiryCount
+        let queued = bus.core.stickyExpiryCount
         #expect(queued == due + 2)
 
         // Each read lets go of a few due events at most (its own slot's among them), and never
@@ -84,33 +84,33 @@ struct StickyCostTests {
         var before = queued
         #expect(bus.sticky(Lone.self) == nil)
         #expect(
-            before - bus.index.stickyExpiryCount <= limit, "one read let go of \(before - bus.index.stickyExpiryCount)")
-        before = bus.index.stickyExpiryCount
+            before - bus.core.stickyExpiryCount <= limit, "one read let go of \(before - bus.core.stickyExpiryCount)")
+        before = bus.core.stickyExpiryCount
         #expect(bus.stickyEvents(Ping.self, ofType: "123456").isEmpty)
         #expect(bus.takeSticky(Ping.self, ofType: "7") == nil)
         #expect(bus.removeSticky(Ping.self, ofType: "8") == 0)
         #expect(bus.sticky(Message.self, ofType: "fresh")?.serial == 1)
-        #expect(before - bus.index.stickyExpiryCount <= 4 * limit)
+        #expect(before - bus.core.stickyExpiryCount <= 4 * limit)
         let got = Shared(0)
         // (A replay of every key walks every key of the type, expired ones let go of on the way.)
         let token = bus.on(Ping.self).ofType("9").replayingSticky().next { _ in got.withLock { $0 += 1 } }
         token.dispose()
         #expect(got.value == 0, "a replay returned an expired event")
-        #expect(bus.index.stickyExpiryCount > due - 100, "the reads let go of more than a few each")
+        #expect(bus.core.stickyExpiryCount > due - 100, "the reads let go of more than a few each")
 
         // Every operation pays its share: dispatches of another type, and reads, drain the queue.
         let listener = bus.on(Other.self).next { _ in }
         var operations = 0
-        while bus.index.stickyExpiryCount > 1 && operations < due {
+        while bus.core.stickyExpiryCount > 1 && operations < due {
             if operations.isMultiple(of: 2) { bus.dispatch(Other()) } else { _ = bus.sticky(Lone.self) }
             operations += 1
         }
         listener.dispose()
-        #expect(operations <= due / TypeIndex.expiriesPerOperation)
+        #expect(operations <= due / Registry.expiriesPerOperation)
         print(
             "sticky expiry: \(due) due events, one read let go of at most \(limit); drained by \(operations) operations"
         )
-        #expect(bus.index.stickyExpiryCount == 1, "the fresh event's item is left")
+        #expect(bus.core.stickyExpiryCount == 1, "the fresh event's item is left")
         #expect(bus.stickyCount == 1)
         #expect(bus.stickyCount(of: Ping.self) == 0)
     }
@@ -123,11 +123,11 @@ struct StickyCostTests {
         bus.dispatch(Ping(key: "kept"), sticky: .latest)
         clock.advance(by: .seconds(2))
         #expect(bus.stickyCount(of: Ping.self) == 1)
-        #expect(bus.index.stickyExpiryCount == 0)
+        #expect(bus.core.stickyExpiryCount == 0)
         for i in 0..<1_000 { bus.dispatch(Ping(key: "\(i)"), sticky: .latest(ttl: .seconds(1))) }
         clock.advance(by: .seconds(2))
         #expect(bus.stickyCount == 1)
-        #expect(bus.index.stickyExpiryCount == 0)
+        #expect(bus.core.stickyExpiryCount == 0)
     }
 
     /// A kept event of the model: its serial, its deadline (`nil`: none), whether it is taken once.

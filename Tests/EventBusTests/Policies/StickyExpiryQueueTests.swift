@@ -28,9 +28,9 @@ struct StickyExpiryQueueTests {
         let bus = EventBus(clock: clock)
         for _ in 0..<100_000 { bus.dispatch(Ping(), sticky: .latest(ttl: .seconds(3600))) }
         #expect(bus.stickyCount == 1)
-        #expect(bus.index.stickyExpiryCount == 1)
+        #expect(bus.core.stickyExpiryCount == 1)
         #expect(bus.removeSticky(Ping.self) == 1)
-        #expect(bus.index.stickyExpiryCount == 0)
+        #expect(bus.core.stickyExpiryCount == 0)
 
         // Keys used once each (request ids, say), removed or taken soon after.
         for i in 0..<10_000 {
@@ -42,7 +42,7 @@ struct StickyExpiryQueueTests {
             }
         }
         #expect(bus.stickyCount == 0)
-        #expect(bus.index.stickyExpiryCount == 0)
+        #expect(bus.core.stickyExpiryCount == 0)
     }
 
     @Test("An event without a TTL that replaces one with a TTL, or pushes it out of .last(n), leaves no item")
@@ -55,12 +55,12 @@ struct StickyExpiryQueueTests {
         bus.dispatch(Ping(key: "b"), sticky: .untilDelivered)
         bus.dispatch(Ping(key: "c"), sticky: .latest(ttl: .seconds(1)))
         bus.dispatch(Ping(key: "c"), sticky: .last(2))
-        #expect(bus.index.stickyExpiryCount == 1, "c's TTL event is still one of its last 2")
+        #expect(bus.core.stickyExpiryCount == 1, "c's TTL event is still one of its last 2")
         bus.dispatch(Ping(key: "c"), sticky: .last(2))
-        #expect(bus.index.stickyExpiryCount == 0)
+        #expect(bus.core.stickyExpiryCount == 0)
         bus.dispatch(Ping(key: "d"), sticky: .latest(ttl: .seconds(1)))
         bus.removeAllSticky()
-        #expect(bus.index.stickyExpiryCount == 0)
+        #expect(bus.core.stickyExpiryCount == 0)
         #expect(bus.stickyCount == 0)
     }
 
@@ -69,15 +69,15 @@ struct StickyExpiryQueueTests {
         let clock = ManualEventClock()
         let bus = EventBus(clock: clock)
         for i in 0..<1_000 { bus.dispatch(Ping(key: "\(i % 10)"), sticky: .latest(ttl: .seconds(3600))) }
-        #expect(bus.index.stickyExpiryCount == 10)
+        #expect(bus.core.stickyExpiryCount == 10)
         clock.advance(by: .seconds(7200))
         #expect(bus.stickyCount == 0)
-        #expect(bus.index.stickyExpiryCount == 0)
+        #expect(bus.core.stickyExpiryCount == 0)
 
         bus.dispatch(Ping(key: "x"), sticky: .latest(ttl: .seconds(1)))
         clock.advance(by: .seconds(2))
         #expect(bus.sticky(Ping.self, ofType: "x") == nil)
-        #expect(bus.index.stickyExpiryCount == 0)
+        #expect(bus.core.stickyExpiryCount == 0)
     }
 
     @Test("A replaced TTL event is let go of by the sweep at its own deadline, later or earlier than the first")
@@ -93,11 +93,11 @@ struct StickyExpiryQueueTests {
         clock.advance(by: .seconds(6))  // 11: the first deadline has passed, not the second
         for _ in 0..<8 { bus.dispatch(Ping()) }
         #expect(!second.value, "let go of at the replaced event's deadline")
-        #expect(bus.index.stickyExpiryCount == 1)
+        #expect(bus.core.stickyExpiryCount == 1)
         clock.advance(by: .seconds(4))  // 15
         for _ in 0..<8 { bus.dispatch(Ping()) }
         #expect(second.value, "not let go of by the sweep at its deadline")
-        #expect(bus.index.stickyExpiryCount == 0)
+        #expect(bus.core.stickyExpiryCount == 0)
 
         // An earlier deadline than the one queued.
         let long = Shared(false)
@@ -108,7 +108,7 @@ struct StickyExpiryQueueTests {
         for _ in 0..<8 { bus.dispatch(Ping()) }
         #expect(long.value)
         #expect(short.value, "the shorter TTL was not let go of by the sweep at its deadline")
-        #expect(bus.index.stickyExpiryCount == 0)
+        #expect(bus.core.stickyExpiryCount == 0)
     }
 
     @Test("Random dispatches, removals, takes and clock steps on 20 keys: one item per key with a TTL event")
@@ -149,7 +149,7 @@ struct StickyExpiryQueueTests {
             }
             #expect(bus.stickyCount == model.values.reduce(0) { $0 + $1.count }, "step \(step)")
             let withTTL = model.values.filter { $0.contains { $0 != nil } }.count
-            #expect(bus.index.stickyExpiryCount == withTTL, "step \(step)")
+            #expect(bus.core.stickyExpiryCount == withTTL, "step \(step)")
         }
     }
 }

@@ -24,10 +24,10 @@ struct StickyHoldTests {
                 got.append(note.text)
                 return .continue
             })
-        let primary = bus.index.makeNodes(
+        let primary = bus.core.makeNodes(
             keys: SubscriptionKeys(), body: body, traits: traits, owner: nil,
             callSite: CallSite(fileID: #fileID, line: #line))
-        _ = bus.index.subscribe(primary, of: Note.self, traits: traits, deliversNow: true, bus: bus)
+        _ = bus.core.subscribe(primary, of: Note.self, traits: traits, deliversNow: true, bus: bus)
     }
 
     @Test("A replay that takes .untilDelivered events and finds its owner gone puts them back, in order")

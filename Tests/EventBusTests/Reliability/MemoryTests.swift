@@ -112,11 +112,11 @@ struct MemoryTests {
         #expect(growth <= 16 << 20, "resident memory is \(growth >> 10) KiB above the baseline after the peak")
         #expect(bus.subscriptionCount == 1)
         #expect(bag.count == 0)
-        let keySlots = bus.index.keyedCapacity(ofTypeID: ObjectIdentifier(Cycle.self))
+        let keySlots = bus.core.keyedCapacity(ofTypeID: ObjectIdentifier(Cycle.self))
         print(
             "memory: a peak of \(peakCount) keyed subscriptions in a bag, disposed but one: RSS baseline \(baseline >> 10) KiB, "
                 + "peak +\((peak - baseline) >> 10) KiB, after +\(growth >> 10) KiB (limit 16384 KiB); "
-                + "left: \(keySlots) slots of keys, \(bus.index.slotPageCount) pages of slots, room for \(bag.capacity) tokens"
+                + "left: \(keySlots) slots of keys, \(bus.core.slotPageCount) pages of slots, room for \(bag.capacity) tokens"
         )
         kept.dispose()
     }

@@ -138,7 +138,7 @@ struct NoUserCodeUnderLockTests {
             }
             owner = nil
             var operations = 0
-            let turn = bus.index.dispatchesPerSweepTurn
+            let turn = bus.core.dispatchesPerSweepTurn
             while outcomes.value.isEmpty, operations <= turn {
                 bus.dispatch(Unrelated())
                 operations += 1

@@ -219,7 +219,7 @@ struct OwnerLifetimeTests {
         bus.on(Beat.self).freeWith(owner).next { _, _ in calls.increment() }
         // More than two sweep intervals of dispatches to a type without subscribers: the sweeps
         // read (and so briefly retain) the live owner.
-        for _ in 0..<(2 * bus.index.dispatchesPerSweepTurn + 10) { bus.dispatch(Nobody()) }
+        for _ in 0..<(2 * bus.core.dispatchesPerSweepTurn + 10) { bus.dispatch(Nobody()) }
         owner = nil
         #expect(weakOwner == nil, "the bus still holds the owner its user released")
         bus.dispatch(Beat(n: 1))
@@ -242,7 +242,7 @@ struct OwnerLifetimeTests {
         #expect(released.value == 0)
         // Reaches the unkeyed subscription, which it reclaims; the "quiet" one is left to the sweep
         // (reclaiming every dead subscription of the type would be O(N) work in one dispatch).
-        let turn = bus.index.dispatchesPerSweepTurn
+        let turn = bus.core.dispatchesPerSweepTurn
         bus.dispatch(Beat(n: 1))
         #expect(released.value == 1)
         var dispatches = 1
@@ -263,7 +263,7 @@ struct OwnerLifetimeTests {
         other = nil
         bus.dispatch(Beat(n: 1))  // key nil: does not reach the "quiet" list
         var operations = 1
-        let otherTurn = bus.index.dispatchesPerSweepTurn
+        let otherTurn = bus.core.dispatchesPerSweepTurn
         while released.value < 3, operations <= otherTurn {
             bus.dispatch(Unrelated())
             operations += 1

@@ -1,15 +1,15 @@
 import Dispatch
 
-/// A bus's subscriptions: the ``TypeIndex`` behind one lock, and the operations on it.
+/// A bus's subscriptions: the ``Registry`` behind one lock, and the operations on it.
 ///
 /// Every method decides under the lock and acts after unlocking: handlers run, and objects the
-/// index let go of are released, with no lock held.
+/// registry let go of are released, with no lock held.
 @usableFromInline
-final class SubscriptionIndex: Sendable {
-    private let state: Locked<TypeIndex>
-    /// The index's ``TypeIndex/typeSummary``, read without the lock.
+final class BusCore: Sendable {
+    private let state: Locked<Registry>
+    /// The registry's ``Registry/typeSummary``, read without the lock.
     private let typeSummary: AtomicCounter
-    /// The index's ``TypeIndex/unhookedTypes``, read without the lock.
+    /// The registry's ``Registry/unhookedTypes``, read without the lock.
     private let unhookedTypes: TypeIDCache
     /// Dispatches that skipped the lock (``findsNothing(_:)``): every `idleTickInterval`th takes it
     /// anyway, to do the bookkeeping of them all (their share of the sweep).
@@ -19,17 +19,17 @@ final class SubscriptionIndex: Sendable {
     let inFlight = InFlightDeliveries()
 
     init(clock: StickyClock) {
-        let index = TypeIndex(clock: clock)
-        typeSummary = index.typeSummary
-        unhookedTypes = index.unhookedTypes
-        state = Locked(index)
+        let registry = Registry(clock: clock)
+        typeSummary = registry.typeSummary
+        unhookedTypes = registry.unhookedTypes
+        state = Locked(registry)
     }
 
     /// Whether `typeID` may have a bucket, without the lock: `false` means it had none when the
     /// last change made before this call (in happens-before order) was made. O(1), an atomic load.
     @inline(__always)
     func mayHaveBucket(_ typeID: ObjectIdentifier) -> Bool {
-        typeSummary.current & (1 << TypeIndex.summaryBit(of: typeID)) != 0
+        typeSummary.current & (1 << Registry.summaryBit(of: typeID)) != 0
     }
 
     /// Whether a plain dispatch of `typeID` would find nothing to do, without the lock: the type had
@@ -44,9 +44,9 @@ final class SubscriptionIndex: Sendable {
     /// Runs `body` under the lock, then settles what it retired.
     /// `capacity`: the objects it is expected to retire, for which room is made before locking.
     @inline(__always)
-    func withIndex<R>(retiring capacity: Int = 0, _ body: (inout TypeIndex, inout Retired) -> R) -> R {
+    func withRegistry<R>(retiring capacity: Int = 0, _ body: (inout Registry, inout Retired) -> R) -> R {
         var retired = Retired(capacity: capacity)
-        let result = state.withLock { index in body(&index, &retired) }
+        let result = state.withLock { registry in body(&registry, &retired) }
         retired.settle()
         return result
     }
@@ -76,13 +76,13 @@ final class SubscriptionIndex: Sendable {
         }
         var sweep = SweepBatch()
         var traced: SubscriptionNode?  // the registered primary, if a tracer is to be told
-        let registered: SubscriptionHandle? = withIndex { index, retired in
-            index.tick(.subscribe, sweep: &sweep, retired: &retired)
-            guard let node = index.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired) else {
+        let registered: SubscriptionHandle? = withRegistry { registry, retired in
+            registry.tick(.subscribe, sweep: &sweep, retired: &retired)
+            guard let node = registry.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired) else {
                 return nil
             }
             // Unmanaged: the primary is linked (its list holds it) and the lock is held.
-            if index.hasTracer { traced = node.takeUnretainedValue() }
+            if registry.hasTracer { traced = node.takeUnretainedValue() }
             return node._withUnsafeGuaranteedRef(\.handle)  // Unmanaged: as above
         }
         sweep.check(in: self)
@@ -91,7 +91,7 @@ final class SubscriptionIndex: Sendable {
     }
 
     /// The nodes of a new subscription with `body`: the primary, with the other keys' nodes as its
-    /// siblings. Built before the lock is taken, and registered under it by `TypeIndex.link`: an
+    /// siblings. Built before the lock is taken, and registered under it by `Registry.link`: an
     /// allocation under the lock would make every thread waiting for the lock wait for the
     /// allocator too. The plain shape gets its own class (see `PlainSubscription`).
     func makeNodes<E: Sendable>(
@@ -139,16 +139,16 @@ final class SubscriptionIndex: Sendable {
         var released: [StickyStore<E>.Entry] = []
         let enqueuesReplay = !deliversNow
         var traces = false
-        let node = withIndex { index, retired in
-            index.tick(.subscribe, sweep: &sweep, retired: &retired)
-            traces = index.hasTracer
+        let node = withRegistry { registry, retired in
+            registry.tick(.subscribe, sweep: &sweep, retired: &retired)
+            traces = registry.hasTracer
             // Unmanaged: the primary is linked (its list holds it) and the lock is held.
-            let node = index.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired)?
+            let node = registry.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired)?
                 .takeUnretainedValue()
             if let node {
                 let keys = node.keys
                 replay =
-                    index.withStickyStore(of: E.self) { store, now in
+                    registry.withStickyStore(of: E.self) { store, now in
                         store.entries(of: keys.isEmpty ? nil : keys, now: now, taking: true, released: &released)
                     } ?? []
                 // Enqueueing runs no user code (the handlers run later, on their queue). What it
@@ -162,7 +162,7 @@ final class SubscriptionIndex: Sendable {
                         let hold = StickyHold(
                             typeID: ObjectIdentifier(E.self), key: entry.key, sequence: entry.sequence)
                         let outcome = node.deliver(event: entry.event, holding: hold)
-                        index.endHolding(
+                        registry.endHolding(
                             hold, received: outcome.ranHandler, enqueued: outcome == .enqueued ? 1 : 0,
                             retired: &retired)
                     }
@@ -201,9 +201,9 @@ final class SubscriptionIndex: Sendable {
     private func settleHeld(
         _ typeID: ObjectIdentifier, _ held: some Sequence<(key: String?, sequence: UInt64, received: Bool)>
     ) {
-        withIndex { index, retired in
+        withRegistry { registry, retired in
             for entry in held {
-                index.settleHeld(
+                registry.settleHeld(
                     typeID, key: entry.key, sequence: entry.sequence, received: entry.received, retired: &retired)
             }
         }
@@ -219,18 +219,18 @@ final class SubscriptionIndex: Sendable {
     }
 
     /// After a dispatch that held an `.untilDelivered` event: ends `hold` (see
-    /// `TypeIndex.endHolding`). Not inlined: it is off the plain dispatch path.
+    /// `Registry.endHolding`). Not inlined: it is off the plain dispatch path.
     @inline(never)
     private func endHolding(_ hold: StickyHold, received: Bool, enqueued: Int) {
-        withIndex { index, retired in
-            index.endHolding(hold, received: received, enqueued: enqueued, retired: &retired)
+        withRegistry { registry, retired in
+            registry.endHolding(hold, received: received, enqueued: enqueued, retired: &retired)
         }
     }
 
     /// After a delivery enqueued holding an `.untilDelivered` event ran (`received`: its handler
-    /// ran) or found its subscription ended or its owner gone: see `TypeIndex.finishHolding`.
+    /// ran) or found its subscription ended or its owner gone: see `Registry.finishHolding`.
     func finishHolding(_ hold: StickyHold, received: Bool) {
-        withIndex { index, retired in index.finishHolding(hold, received: received, retired: &retired) }
+        withRegistry { registry, retired in registry.finishHolding(hold, received: received, retired: &retired) }
     }
 
     /// Ends the subscription and forgets it, in O(1) per key, releasing what it held after
@@ -238,9 +238,9 @@ final class SubscriptionIndex: Sendable {
     func remove(_ subscription: SubscriptionHandle, reason: TraceRecord.Ended.Reason) {
         var sweep = SweepBatch()
         // The ended node, if a tracer is to be told.
-        let traced: SubscriptionNode? = withIndex { index, retired in
-            index.tick(.dispose, sweep: &sweep, retired: &retired)
-            guard let ended = index.end(subscription, retired: &retired), index.hasTracer else { return nil }
+        let traced: SubscriptionNode? = withRegistry { registry, retired in
+            registry.tick(.dispose, sweep: &sweep, retired: &retired)
+            guard let ended = registry.end(subscription, retired: &retired), registry.hasTracer else { return nil }
             // Unmanaged: `retired` holds the ended primary until after unlocking.
             return ended.takeUnretainedValue()
         }
@@ -249,14 +249,14 @@ final class SubscriptionIndex: Sendable {
     }
 
     /// Ends and forgets `subscriptions`, whose owner was found gone. The sequence is iterated
-    /// under the index's lock: it must not run user code (no owner loads in a lazy filter).
+    /// under the bus's lock: it must not run user code (no owner loads in a lazy filter).
     func reclaim(_ subscriptions: some Sequence<SubscriptionHandle>) {
         var ended: [SubscriptionNode] = []
-        withIndex(retiring: subscriptions.underestimatedCount) { index, retired in
+        withRegistry(retiring: subscriptions.underestimatedCount) { registry, retired in
             for subscription in subscriptions {
-                let node = index.end(subscription, retired: &retired)
+                let node = registry.end(subscription, retired: &retired)
                 // Unmanaged: `retired` holds the ended primary until after unlocking.
-                if index.hasTracer, let node { ended.append(node.takeUnretainedValue()) }
+                if registry.hasTracer, let node { ended.append(node.takeUnretainedValue()) }
             }
         }
         for node in ended { trace(.ended(Self.end(of: node, reason: .ownerGone))) }
@@ -265,22 +265,22 @@ final class SubscriptionIndex: Sendable {
 
     /// Whether the subscription is live.
     func isLive(_ subscription: SubscriptionHandle) -> Bool {
-        withIndex { index, _ in index.isLive(subscription) }
+        withRegistry { registry, _ in registry.isLive(subscription) }
     }
 
     /// Records that the subscription's token is held by `bag`; tells the bag at once if the
     /// subscription has already ended.
     func attach(_ subscription: SubscriptionHandle, to bag: BagTokens) {
-        let attached = withIndex { index, _ in index.attach(subscription, to: bag) }
+        let attached = withRegistry { registry, _ in registry.attach(subscription, to: bag) }
         if !attached { bag.forget(subscription.id) }
     }
 
     /// Hands an error thrown by `node`'s handler to the error handler (no lock held by the caller).
     func report(_ error: HandlerError, from node: SubscriptionNode) {
-        let (handler, firstForNode, traces) = withIndex { index, _ in
+        let (handler, firstForNode, traces) = withRegistry { registry, _ in
             defer { node.printedError = true }
-            index.noteHandlerError(error)
-            return (index.handlerErrorHandler, !node.printedError, index.hasTracer)
+            registry.noteHandlerError(error)
+            return (registry.handlerErrorHandler, !node.printedError, registry.hasTracer)
         }
         if let handler {
             handler(error)
@@ -292,7 +292,7 @@ final class SubscriptionIndex: Sendable {
 
     /// What introspection shows of the subscription, if it is live.
     func info(_ subscription: SubscriptionHandle) -> SubscriptionInfo? {
-        withIndex { index, _ in index.primary(of: subscription) }?.info()
+        withRegistry { registry, _ in registry.primary(of: subscription) }?.info()
     }
 
     /// A delivery was enqueued on a queue or the main queue (`EventBusTesting`'s `settle()`);
@@ -308,7 +308,7 @@ final class SubscriptionIndex: Sendable {
 
     /// The last handler errors (at most 64) and how many there were in all.
     var handlerErrors: (recent: [HandlerError], count: Int) {
-        withIndex { index, _ in (index.recentHandlerErrors, index.handlerErrorCount) }
+        withRegistry { registry, _ in (registry.recentHandlerErrors, registry.handlerErrorCount) }
     }
 
     /// The live subscriptions (of `typeID` only, if given), in subscription order. O(N): the lock
@@ -317,16 +317,18 @@ final class SubscriptionIndex: Sendable {
         var found: [SubscriptionNode] = []
         var next: UInt32? = 0
         while let start = next {
-            next = withIndex { index, _ in index.primaries(from: start, limit: 256, ofTypeID: typeID, into: &found) }
+            next = withRegistry { registry, _ in
+                registry.primaries(from: start, limit: 256, ofTypeID: typeID, into: &found)
+            }
         }
         return found.map { $0.info() }.sorted { $0.id < $1.id }
     }
 
     /// The bus's tracer.
     var tracer: (@Sendable (TraceRecord) -> Void)? {
-        get { withIndex { index, _ in index.tracer } }
+        get { withRegistry { registry, _ in registry.tracer } }
         set {
-            withIndex { index, _ in index.tracer = newValue }
+            withRegistry { registry, _ in registry.tracer = newValue }
         }
     }
 
@@ -349,14 +351,14 @@ final class SubscriptionIndex: Sendable {
 
     /// The bus's dead-event handler.
     var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
-        get { withIndex { index, _ in index.deadEventHandler } }
-        set { withIndex { index, _ in index.deadEventHandler = newValue } }
+        get { withRegistry { registry, _ in registry.deadEventHandler } }
+        set { withRegistry { registry, _ in registry.deadEventHandler = newValue } }
     }
 
     /// The bus's handler-error handler.
     var handlerErrorHandler: (@Sendable (HandlerError) -> Void)? {
-        get { withIndex { index, _ in index.handlerErrorHandler } }
-        set { withIndex { index, _ in index.handlerErrorHandler = newValue } }
+        get { withRegistry { registry, _ in registry.handlerErrorHandler } }
+        set { withRegistry { registry, _ in registry.handlerErrorHandler = newValue } }
     }
 
     /// What one dispatch did.
@@ -491,16 +493,16 @@ final class SubscriptionIndex: Sendable {
             // The sequence of the `.untilDelivered` event held until this dispatch has delivered it
             // (0: none): kept if it reached nobody, whatever the subscribers found at the start.
             var held: UInt64 = 0
-            let route: Route = withIndex { index, retired in
-                index.tick(.dispatch, times: ticks, sweep: &sweep, retired: &retired)
+            let route: Route = withRegistry { registry, retired in
+                registry.tick(.dispatch, times: ticks, sweep: &sweep, retired: &retired)
                 // A sticky dispatch is never a dead event.
-                if bus != nil { reports = index.reports & (sticky == nil ? 3 : 2) }
-                var found = index.unmanagedBucket(for: typeID)
-                if found == nil, let bus, sticky != nil || index.needsBucket(E.self) {
-                    found = index.unmanagedBucket(for: E.self, on: bus)
+                if bus != nil { reports = registry.reports & (sticky == nil ? 3 : 2) }
+                var found = registry.unmanagedBucket(for: typeID)
+                if found == nil, let bus, sticky != nil || registry.needsBucket(E.self) {
+                    found = registry.unmanagedBucket(for: E.self, on: bus)
                 }
                 guard let found else { return .nothing }
-                // Unmanaged: the index holds its buckets, and the lock is held.
+                // Unmanaged: the registry holds its buckets, and the lock is held.
                 return found._withUnsafeGuaranteedRef { bucket in
                     var supertypes: (any SupertypeDelivering)?
                     if !bucket.isPlain {
@@ -510,13 +512,13 @@ final class SubscriptionIndex: Sendable {
                     if case .all = part {} else { plan.limit(to: part) }
                     // With supertypes, the monitors come after the supertypes' handlers (`deliver`).
                     if supertypes != nil { plan.limit(to: .handlers(stopped: false, upTo: .max)) }
-                    plan.start(in: bucket, key: key, lastID: index.lastID, index: &index, retired: &retired)
+                    plan.start(in: bucket, key: key, lastID: registry.lastID, registry: &registry, retired: &retired)
                     if let sticky {
                         // A supertype's subscriber receiving it counts too.
                         let mayBeReceived =
                             supertypes == nil
-                            ? plan.foundSubscribers : index.receives(key, in: bucket, orIn: sticky.supertypeIDs)
-                        held = index.storeSticky(
+                            ? plan.foundSubscribers : registry.receives(key, in: bucket, orIn: sticky.supertypeIDs)
+                        held = registry.storeSticky(
                             event, key: key, (sticky.policy, mayBeReceived), in: bucket, retired: &retired)
                     }
                     return supertypes == nil ? .plan : .planThenSupertypes(found)
@@ -558,7 +560,7 @@ final class SubscriptionIndex: Sendable {
         _ event: UnsafePointer<E>, as bucket: Unmanaged<Bucket>, key: String?, after plan: borrowing DispatchPlan
     ) -> Tally {
         var delivery = SupertypeDelivery(
-            index: self, key: key, upTo: plan.maxID, holding: plan.hold,
+            core: self, key: key, upTo: plan.maxID, holding: plan.hold,
             after: Tally(reached: plan.reached, enqueued: plan.enqueued, isStopped: plan.isStopped))
         // A `.planThenSupertypes` route is only made for a bucket with supertypes.
         bucket._withUnsafeGuaranteedRef { $0.supertypes.unsafelyUnwrapped.deliver(event, &delivery) }
@@ -631,7 +633,7 @@ final class SubscriptionIndex: Sendable {
 
     /// The hooks of `E` on this bus, making its bucket if needed; `E` must be a ``HookedEvent``.
     func hooks<E: Event>(of _: E.Type, on bus: EventBus) -> any EventTypeHooks {
-        let hooks = withIndex { index, _ in index.bucket(for: E.self, on: bus).hooks }
+        let hooks = withRegistry { registry, _ in registry.bucket(for: E.self, on: bus).hooks }
         guard let hooks else { preconditionFailure("EventBus: \(E.self) is not a hooked event type") }
         return hooks
     }
@@ -641,19 +643,19 @@ final class SubscriptionIndex: Sendable {
     /// is scheduled.
     func purge() {
         let onMain = isOnMainQueue
-        var remaining = withIndex { index, _ in index.ownedCount }
+        var remaining = withRegistry { registry, _ in registry.ownedCount }
         while remaining > 0 {
             let batch = Swift.min(remaining, 256)
             remaining -= batch
             var nodes = ContiguousArray<SubscriptionNode>()
             nodes.reserveCapacity(batch)  // not under the lock
-            withIndex { index, _ in index.takeForPurge(limit: batch, into: &nodes, onMain: onMain) }
+            withRegistry { registry, _ in registry.takeForPurge(limit: batch, into: &nodes, onMain: onMain) }
             // Eagerly, with no lock held: loading an owner may release its last reference.
             let dead = nodes.filter(SweepBatch.ownerIsGone).map(\.handle)
             if !dead.isEmpty { reclaim(dead) }
             // Often the last references, released as `ReleaseLoop` says (a deinit may call the bus).
             ReleaseLoop.drop(consume nodes)
-            Locked<TypeIndex>.yieldToWaiters()
+            Locked<Registry>.yieldToWaiters()
         }
         if !onMain { scheduleMainSweep(force: true) }
     }
@@ -661,36 +663,36 @@ final class SubscriptionIndex: Sendable {
     /// Schedules a purge on the main queue (unless one is scheduled), where main-bound owners may
     /// be checked. `force`: even if the sweep has not skipped a full turn's worth of them yet.
     func scheduleMainSweep(force: Bool = false) {
-        let due = force ? withIndex { index, _ in index.mainSweepDue(force: true) } : true
+        let due = force ? withRegistry { registry, _ in registry.mainSweepDue(force: true) } : true
         guard due else { return }
-        // Strongly: a weak reference would give the index a side table, and every retain of it
+        // Strongly: a weak reference would give the registry a side table, and every retain of it
         // (each subscription holds it) would take the runtime's slow path.
         DispatchQueue.main.async {
-            self.withIndex { index, _ in index.mainSweepScheduled = false }
+            self.withRegistry { registry, _ in registry.mainSweepScheduled = false }
             self.purge()
         }
     }
 
     /// The number of live subscriptions, internal ones excluded. O(1).
-    var count: Int { withIndex { index, _ in index.subscriptionCount - index.internalCount } }
+    var count: Int { withRegistry { registry, _ in registry.subscriptionCount - registry.internalCount } }
 
     /// Runs `body` under the lock on `E`'s sticky store, if it has one, and the time, after letting
-    /// go of a few expired sticky events of the bus (``TypeIndex/expiriesPerOperation``, as every
+    /// go of a few expired sticky events of the bus (``Registry/expiriesPerOperation``, as every
     /// operation does: `body` checks the deadlines of what it reads); what `body` removes (into
     /// its last argument) is released after unlocking. `body` must not run user code.
     func sticky<E: Sendable, R>(of _: E.Type, _ body: (StickyStore<E>, UInt64, inout Retired) -> R) -> R? {
-        withIndex { index, retired in
-            index.expireSticky(limit: TypeIndex.expiriesPerOperation, retired: &retired)
-            return index.withStickyStore(of: E.self) { store, now in body(store, now, &retired) }
+        withRegistry { registry, retired in
+            registry.expireSticky(limit: Registry.expiriesPerOperation, retired: &retired)
+            return registry.withStickyStore(of: E.self) { store, now in body(store, now, &retired) }
         }
     }
 
     /// The number of sticky events on the bus, after letting go of the expired ones.
-    var stickyCount: Int { afterExpiringDueSticky { index in index.stickyCount } }
+    var stickyCount: Int { afterExpiringDueSticky { registry in registry.stickyCount } }
 
     /// The number of sticky events of `E`, after letting go of the expired ones.
     func stickyCount<E: Sendable>(of _: E.Type) -> Int {
-        afterExpiringDueSticky { index in index.stickyStore(of: E.self)?.count ?? 0 }
+        afterExpiringDueSticky { registry in registry.stickyStore(of: E.self)?.count ?? 0 }
     }
 
     /// Sticky events a count lets go of at most per critical section (see
@@ -701,68 +703,69 @@ final class SubscriptionIndex: Sendable {
     /// critical section (the lock is let go of between batches, as `purge` does), and runs `body`
     /// in the one that found none due. O(1) amortised: each step follows the dispatch that queued
     /// or postponed the item.
-    private func afterExpiringDueSticky<R>(_ body: (inout TypeIndex) -> R) -> R {
+    private func afterExpiringDueSticky<R>(_ body: (inout Registry) -> R) -> R {
         while true {
-            let result: R? = withIndex { index, retired in
-                index.expireSticky(limit: Self.stickyExpiryBatch, retired: &retired) ? body(&index) : nil
+            let result: R? = withRegistry { registry, retired in
+                registry.expireSticky(limit: Self.stickyExpiryBatch, retired: &retired) ? body(&registry) : nil
             }
             if let result { return result }
-            Locked<TypeIndex>.yieldToWaiters()
+            Locked<Registry>.yieldToWaiters()
         }
     }
 
     /// Removes every sticky event of the bus.
     func removeAllSticky() {
-        withIndex { index, retired in index.removeAllSticky(retired: &retired) }
+        withRegistry { registry, retired in registry.removeAllSticky(retired: &retired) }
     }
 
     /// The number of live subscriptions to the type `typeID`. O(1).
     func count(ofTypeID typeID: ObjectIdentifier) -> Int {
-        withIndex { index, _ in index.bucket(for: typeID)?.subscriptionCount ?? 0 }
+        withRegistry { registry, _ in registry.bucket(for: typeID)?.subscriptionCount ?? 0 }
     }
 
     /// `count(ofTypeID:)`, internal subscriptions excluded. O(1).
     func userCount(ofTypeID typeID: ObjectIdentifier) -> Int {
-        withIndex { index, _ in index.bucket(for: typeID).map { $0.subscriptionCount - $0.internalCount } ?? 0 }
+        withRegistry { registry, _ in registry.bucket(for: typeID).map { $0.subscriptionCount - $0.internalCount } ?? 0
+        }
     }
 
-    /// See `TypeIndex.dispatchesPerSweepTurn`; plus the dispatches that skipped the lock whose share
+    /// See `Registry.dispatchesPerSweepTurn`; plus the dispatches that skipped the lock whose share
     /// a later one pays (at most `idleTickInterval - 1`).
     var dispatchesPerSweepTurn: Int {
-        withIndex { index, _ in index.dispatchesPerSweepTurn } + Self.idleTickInterval - 1
+        withRegistry { registry, _ in registry.dispatchesPerSweepTurn } + Self.idleTickInterval - 1
     }
 
     /// The summary ``mayHaveBucket(_:)`` reads (tests).
     var typeSummaryBits: Int { typeSummary.current }
 
     /// The number of event types with a bucket (tests of bucket removal).
-    var bucketCount: Int { withIndex { index, _ in index.bucketCount } }
+    var bucketCount: Int { withRegistry { registry, _ in registry.bucketCount } }
 
     /// The number of items in the sticky events' expiry queue (tests of its bound).
-    var stickyExpiryCount: Int { withIndex { index, _ in index.expiryCount } }
+    var stickyExpiryCount: Int { withRegistry { registry, _ in registry.expiryCount } }
 
     /// The slots of the table of keys of `typeID`'s bucket, 0 if it has none (tests of shrinking).
     func keyedCapacity(ofTypeID typeID: ObjectIdentifier) -> Int {
-        withIndex { index, _ in index.bucket(for: typeID)?.keyedCapacity ?? 0 }
+        withRegistry { registry, _ in registry.bucket(for: typeID)?.keyedCapacity ?? 0 }
     }
 
     /// The slot table's allocated pages (tests of their release).
-    var slotPageCount: Int { withIndex { index, _ in index.slotPageCount } }
+    var slotPageCount: Int { withRegistry { registry, _ in registry.slotPageCount } }
 
     /// Ends every subscription (the bus is being deallocated): queued deliveries will not start.
-    /// Tokens and enqueued deliveries may keep the emptied index alive after the bus: it lets go
+    /// Tokens and enqueued deliveries may keep the emptied registry alive after the bus: it lets go
     /// of the bus's tracer and handlers too (released here, after unlocking).
     func removeAll() {
         var ended: [SubscriptionNode]?
-        let (tracer, deadEventHandler, handlerErrorHandler) = withIndex { index, retired in
-            if index.hasTracer { ended = [] }
-            index.removeAll(retired: &retired, ended: &ended)
+        let (tracer, deadEventHandler, handlerErrorHandler) = withRegistry { registry, retired in
+            if registry.hasTracer { ended = [] }
+            registry.removeAll(retired: &retired, ended: &ended)
             defer {
-                index.tracer = nil
-                index.deadEventHandler = nil
-                index.handlerErrorHandler = nil
+                registry.tracer = nil
+                registry.deadEventHandler = nil
+                registry.handlerErrorHandler = nil
             }
-            return (index.tracer, index.deadEventHandler, index.handlerErrorHandler)
+            return (registry.tracer, registry.deadEventHandler, registry.handlerErrorHandler)
         }
         if let tracer { for node in ended ?? [] { tracer(.ended(Self.end(of: node, reason: .busGone))) } }
         withExtendedLifetime((deadEventHandler, handlerErrorHandler)) {}  // released here, unlocked

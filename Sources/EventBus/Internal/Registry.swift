@@ -1,20 +1,20 @@
 internal import _EventBusShims
 
-/// The bus's index, the state behind its lock: event type → bucket (key → subscriber list), the
+/// The bus's registry, the state behind its lock: event type → bucket (key → subscriber list), the
 /// ring of owned subscriptions the incremental sweep walks, and the queue of empty buckets.
 ///
 /// Every operation here is O(1) (O(keys) for a multi-key subscription) and runs under the lock;
 /// what it lets go of goes to `Retired`, dealt with after unlocking.
-struct TypeIndex {
+struct Registry {
     private var buckets: [ObjectIdentifier: Bucket] = [:]
     /// A direct-mapped cache in front of `buckets`: hashing an `ObjectIdentifier` costs more than
     /// the rest of a dispatch to one subscriber. A removed bucket leaves its slot.
     // Unmanaged: `buckets` holds every bucket in the cache (a removed bucket leaves it first), and
     // reading one then costs no reference counting.
-    private var recentBuckets = ContiguousArray<Unmanaged<Bucket>?>(repeating: nil, count: TypeIndex.recentBucketsCount)
+    private var recentBuckets = ContiguousArray<Unmanaged<Bucket>?>(repeating: nil, count: Registry.recentBucketsCount)
     private static let recentBucketsCount = 32  // a power of two
     /// Which event types may have a bucket, readable without the lock
-    /// (``SubscriptionIndex/mayHaveBucket(_:)``): `summaryMask`, or every bit while a tracer or a
+    /// (``BusCore/mayHaveBucket(_:)``): `summaryMask`, or every bit while a tracer or a
     /// dead-event handler is set (so that a chain post takes the lock of a traced node, and learns
     /// of its tracer there, and a dispatch nobody receives takes the lock to report it).
     let typeSummary = AtomicCounter()
@@ -24,7 +24,7 @@ struct TypeIndex {
     private var summaryCounts = ContiguousArray<UInt32>(repeating: 0, count: 64)
     /// Types recently dispatched with no bucket that have no hooks and no supertypes: so that a
     /// dispatch nobody listens to checks the type's conformances only once, and (read without the
-    /// lock, see ``SubscriptionIndex``) takes no lock.
+    /// lock, see ``BusCore``) takes no lock.
     let unhookedTypes = TypeIDCache()
 
     /// Live subscriptions (their primary node) by slot: how tokens reach them. A token's handle
@@ -118,7 +118,7 @@ struct TypeIndex {
         unmanagedBucket(for: typeID)?.takeUnretainedValue()
     }
 
-    /// ``bucket(for:)``, unretained: valid under the lock until the index changes.
+    /// ``bucket(for:)``, unretained: valid under the lock until the registry changes.
     @inline(__always)
     // Unmanaged: `buckets` holds it.
     mutating func unmanagedBucket(for typeID: ObjectIdentifier) -> Unmanaged<Bucket>? {
@@ -147,7 +147,7 @@ struct TypeIndex {
         unmanagedBucket(for: E.self, on: bus).takeUnretainedValue()
     }
 
-    /// ``bucket(for:on:)``, unretained: valid under the lock until the index changes.
+    /// ``bucket(for:on:)``, unretained: valid under the lock until the registry changes.
     // Unmanaged: `buckets` holds it.
     mutating func unmanagedBucket<E: Sendable>(for _: E.Type, on bus: EventBus) -> Unmanaged<Bucket> {
         let typeID = ObjectIdentifier(E.self)
@@ -200,7 +200,7 @@ struct TypeIndex {
     }
 
     /// `needsBucket`, when the type is not in the cache `unhookedTypes`. Static: an instance method
-    /// not inlined would have its caller copy the index into its frame, the dispatch's, which is on
+    /// not inlined would have its caller copy the registry into its frame, the dispatch's, which is on
     /// the stack while handlers run ("Guarantees": the stack per nested dispatch).
     @inline(never)
     private static func checkNeedsBucket<E: Sendable>(_: E.Type, caching unhookedTypes: TypeIDCache) -> Bool {
@@ -266,7 +266,7 @@ struct TypeIndex {
     // MARK: Operations
 
     /// Counts `times` bus operations of one kind (more than one: dispatches that skipped the lock,
-    /// see ``SubscriptionIndex``): pays their share of background work (one empty bucket at most)
+    /// see ``BusCore``): pays their share of background work (one empty bucket at most)
     /// and picks the owned nodes their share of the sweep checks (after unlocking, by the caller).
     @inline(__always)
     mutating func tick(_ work: Work, times: Int = 1, sweep: inout SweepBatch, retired: inout Retired) {
@@ -321,7 +321,7 @@ struct TypeIndex {
     }
 
     /// Registers the subscription whose primary node is `primary` (built, with its siblings, before
-    /// the lock was taken: see `SubscriptionIndex.subscribe`): gives its nodes their id, slot and
+    /// the lock was taken: see `BusCore.subscribe`): gives its nodes their id, slot and
     /// bucket, and links each in the list of its key. Returns the primary, or `nil` if the event
     /// type's hooks refused the subscription. Hooks may admit only some of the keys: the nodes of
     /// the others are retired unregistered, and the first admitted node is the primary.
@@ -329,7 +329,7 @@ struct TypeIndex {
     mutating func link<E: Sendable>(
         _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus, retired: inout Retired
     ) -> Unmanaged<SubscriptionNode>? {
-        // Unmanaged: the index holds its buckets, and the lock is held.
+        // Unmanaged: the registry holds its buckets, and the lock is held.
         unmanagedBucket(for: E.self, on: bus)._withUnsafeGuaranteedRef { bucket in
             link(primary, in: bucket, traits: traits, retired: &retired)
         }
@@ -369,7 +369,7 @@ struct TypeIndex {
     private func link(_ node: SubscriptionNode, id: UInt64, slot: UInt32, in bucket: Bucket, retired: inout Retired) {
         node.id = id
         node.slot = slot
-        // Unmanaged: the index holds the bucket, and keeps it while a node is linked in it.
+        // Unmanaged: the registry holds the bucket, and keeps it while a node is linked in it.
         node.bucket = Unmanaged.passUnretained(bucket)
         bucket.append(node, retired: &retired)
     }
@@ -502,7 +502,7 @@ struct TypeIndex {
         var slot = start
         while slot < end {
             if let node = slots.node(at: slot), node.isLive,
-                // Unmanaged: a live node's bucket is held by the index.
+                // Unmanaged: a live node's bucket is held by the registry.
                 typeID == nil || node.bucket!.takeUnretainedValue().typeID == typeID
             {
                 found.append(node)
@@ -552,8 +552,8 @@ struct TypeIndex {
         if unlinkNow { unlinkNode(node.takeUnretainedValue(), from: bucket, retired: &retired) }
     }
 
-    /// Ends every subscription and empties the index (the bus is being deallocated). O(N); no
-    /// subscribe or dispatch can reach the index any more, only tokens (which then find nothing)
+    /// Ends every subscription and empties the registry (the bus is being deallocated). O(N); no
+    /// subscribe or dispatch can reach the registry any more, only tokens (which then find nothing)
     /// and deliveries already enqueued (which find their subscription ended).
     /// `ended`: if given, gets each subscription's primary (for the tracer).
     mutating func removeAll(retired: inout Retired, ended: inout [SubscriptionNode]?) {

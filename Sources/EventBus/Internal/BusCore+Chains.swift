@@ -1,20 +1,20 @@
-extension SubscriptionIndex {
-    /// What a chain node's index has for a post or request: whether the types `first` and `second`
+extension BusCore {
+    /// What a chain node's registry has for a post or request: whether the types `first` and `second`
     /// have a node (live or pinned) linked, and the tracer. One lock acquisition, none when neither
     /// type may have a bucket and no tracer is set (the commonest case on a chain): a post skips a
     /// chain node's dispatches that would find nobody. O(1), no user code.
     func chainInterest(_ first: ObjectIdentifier, _ second: ObjectIdentifier) -> ChainInterest {
         guard mayHaveBucket(first) || mayHaveBucket(second) else { return ChainInterest() }
-        return withIndex { index, _ in
+        return withRegistry { registry, _ in
             ChainInterest(
-                first: index.bucket(for: first).map { !$0.isEmpty } ?? false,
-                second: index.bucket(for: second).map { !$0.isEmpty } ?? false,
-                tracer: index.tracer)
+                first: registry.bucket(for: first).map { !$0.isEmpty } ?? false,
+                second: registry.bucket(for: second).map { !$0.isEmpty } ?? false,
+                tracer: registry.tracer)
         }
     }
 }
 
-/// See ``SubscriptionIndex/chainInterest(_:_:)``.
+/// See ``BusCore/chainInterest(_:_:)``.
 struct ChainInterest {
     var first = false
     var second = false

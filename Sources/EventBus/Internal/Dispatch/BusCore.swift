@@ -136,7 +136,6 @@ final class BusCore: Sendable {
     ) -> EventToken {
         var sweep = SweepBatch()
         var replay: [StickyStore<E>.Entry] = []
-        var released: [StickyStore<E>.Entry] = []
         let enqueuesReplay = !deliversNow
         var traces = false
         let node = withRegistry { registry, retired in
@@ -149,7 +148,7 @@ final class BusCore: Sendable {
                 let keys = node.keys
                 replay =
                     registry.withStickyStore(of: E.self) { store, now in
-                        store.entries(of: keys.isEmpty ? nil : keys, now: now, taking: true, released: &released)
+                        store.entries(of: keys.isEmpty ? nil : keys, now: now, taking: true, retired: &retired)
                     } ?? []
                 // Enqueueing runs no user code (the handlers run later, on their queue). What it
                 // takes stays held until its delivery has run: received if the handler ran.
@@ -171,7 +170,6 @@ final class BusCore: Sendable {
             return node
         }
         sweep.check(in: self)
-        _ = consume released  // expired sticky events go here, with no lock held
         if traces, let node { traceSubscribed(node) }
         if let node, !enqueuesReplay {
             var delivered = 0

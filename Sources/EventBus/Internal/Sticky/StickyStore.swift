@@ -140,12 +140,14 @@ final class StickyStore<E: Sendable>: StickySlots {
     /// The live (unexpired, not held) entries of the slots `keys` (`nil`: every slot), in dispatch
     /// order. `taking`: the `.untilDelivered` ones are held for this caller, their one taker, who
     /// `settle`s each once it has delivered it or failed to. Expired entries met on the way are
-    /// removed and returned in `released`. O(entries returned), plus O(keys) for `nil`.
-    func entries(of keys: [String?]?, now: UInt64, taking: Bool, released: inout [Entry]) -> [Entry] {
+    /// removed, into `retired`. O(entries returned), plus O(keys) for `nil`.
+    func entries(of keys: [String?]?, now: UInt64, taking: Bool, retired: inout Retired) -> [Entry] {
         var found: [Entry] = []
+        var expired: [Entry] = []
+        defer { if !expired.isEmpty { retired.add(ReleasedLater(expired)) } }
         let slotKeys = keys ?? Array(slots.keys)
         for key in slotKeys {
-            if let expired = removeExpired(of: key, now: now) { released.append(expired) }
+            if let entry = removeExpired(of: key, now: now) { expired.append(entry) }
             var holdsFirst = false
             if let entries = slots[key]?.entries {
                 found.append(contentsOf: entries.lazy.filter { !$0.isHeld })
@@ -158,13 +160,9 @@ final class StickyStore<E: Sendable>: StickySlots {
         return found
     }
 
-    /// ``entries(of:now:taking:released:)`` of one key, for a read (nothing is taken); expired
-    /// entries go to `retired`.
+    /// ``entries(of:now:taking:retired:)`` of one key, for a read (nothing is taken).
     func entries(of key: String?, now: UInt64, retired: inout Retired) -> [Entry] {
-        var released: [Entry] = []
-        let found = entries(of: [key], now: now, taking: false, released: &released)
-        if !released.isEmpty { retired.add(ReleasedLater(released)) }
-        return found
+        entries(of: [key], now: now, taking: false, retired: &retired)
     }
 
     /// The latest live entry of `key` that is not held, if any; an expired one goes to `retired`.

@@ -76,7 +76,7 @@ extension EventBus {
     ///
     /// On Linux, where nothing else drives a test process's queues, call it before asserting what
     /// queued subscribers did. A handler that never returns makes it wait forever: see
-    /// ``settle(timeout:)``.
+    /// ``settle(timeout:)``. It returns at once when its task is cancelled.
     ///
     /// ```swift
     /// bus.on(LoginEvent.self).atQueue(.global()).next { _ in saved.increment() }.disposed(by: bag)
@@ -85,18 +85,19 @@ extension EventBus {
     /// #expect(saved.value == 1)
     /// ```
     public func settle() async {
-        _ = await settleEnqueued(deadline: nil)
+        _ = try? await settleEnqueued(deadline: nil)
     }
 
-    /// ``settle()``, but throws an ``EventBusTestingError`` (naming how many deliveries are still
-    /// waiting) if those enqueued before the call have not all run within `timeout`.
+    /// ``settle()``, but throws an ``EventBusTestingError`` (naming how many of those deliveries are
+    /// still waiting) if those enqueued before the call have not all run within `timeout`, and
+    /// `CancellationError` as soon as its task is cancelled.
     ///
     /// ```swift
     /// try await bus.settle(timeout: .seconds(2))
     /// ```
     public func settle(timeout: DispatchTimeInterval) async throws {
         let deadline = DispatchTime.now().uptimeNanoseconds &+ timeout.nanosecondsClamped
-        let waiting = await settleEnqueued(deadline: deadline)
+        let waiting = try await settleEnqueued(deadline: deadline)
         guard waiting == 0 else {
             throw EventBusTestingError(message: "\(waiting) enqueued deliveries had not run after \(timeout)")
         }

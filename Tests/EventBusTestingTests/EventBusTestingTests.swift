@@ -187,3 +187,59 @@ struct EventBusTestingTests {
         token.dispose()
     }
 }
+
+/// `settle`'s edges: cancellation, and the count its timeout error gives.
+@Suite("settle: cancelled at once, and counting only what it waits for")
+struct SettleEdgeTests {
+    struct Tick: Event {}
+
+    @Test("settle(timeout:) in a cancelled task throws CancellationError at once, not after the timeout")
+    func cancelledSettle() async {
+        let bus = EventBus()
+        let queue = DispatchQueue(label: "settle.cancel")
+        let token = bus.on(Tick.self).atQueue(queue).next { _ in }
+        queue.suspend()
+        bus.dispatch(Tick())
+        let task = Task { () -> (error: String, seconds: Double) in
+            withUnsafeCurrentTask { $0?.cancel() }
+            let start = DispatchTime.now().uptimeNanoseconds
+            do {
+                try await bus.settle(timeout: .seconds(5))
+                return ("none", 0)
+            } catch {
+                return ("\(type(of: error))", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+            }
+        }
+        let outcome = await task.value
+        queue.resume()
+        token.dispose()
+        #expect(outcome.error == "CancellationError")
+        #expect(outcome.seconds < 4, "it waited for the timeout")
+    }
+
+    @Test("settle(timeout:)'s error counts the deliveries enqueued before it, not those enqueued after")
+    func countsOnlyThoseBefore() async {
+        let bus = EventBus()
+        let queue = DispatchQueue(label: "settle.count")
+        let token = bus.on(Tick.self).atQueue(queue).next { _ in }
+        queue.suspend()
+        bus.dispatch(Tick())  // the one delivery enqueued before both settles
+        let first = Task { try? await bus.settle(timeout: .seconds(3)) }  // takes the turn
+        try? await Task.sleep(nanoseconds: 100_000_000)
+        let second = Task { () -> String in
+            do {
+                try await bus.settle(timeout: .milliseconds(500))
+                return "returned"
+            } catch {
+                return "\(error)"
+            }
+        }
+        try? await Task.sleep(nanoseconds: 100_000_000)
+        for _ in 0..<10 { bus.dispatch(Tick()) }  // enqueued after both settles began
+        let message = await second.value
+        queue.resume()
+        _ = await first.value
+        token.dispose()
+        #expect(message.hasPrefix("1 enqueued"), "\(message)")
+    }
+}

@@ -274,10 +274,11 @@ public final class EventBus: Sendable {
     }
 
     /// Waits until every delivery this bus enqueued on a queue or the main queue before the call
-    /// has run, or `deadline` (`DispatchTime.uptimeNanoseconds`) passes; returns how many were
-    /// still waiting then, 0 if none of those was (`EventBusTesting`'s `settle()`).
-    package func settleEnqueued(deadline: UInt64?) async -> Int {
-        await core.inFlight.waitForThoseEnqueuedBefore(deadline: deadline)
+    /// has run, or `deadline` (`DispatchTime.uptimeNanoseconds`) passes; returns how many of those
+    /// were still waiting then, at most, 0 if none was; throws `CancellationError` when the task is
+    /// cancelled (`EventBusTesting`'s `settle()`).
+    package func settleEnqueued(deadline: UInt64?) async throws -> Int {
+        try await core.inFlight.waitForThoseEnqueuedBefore(deadline: deadline)
     }
 
     /// The last handler errors on this bus (at most 64) and how many there were in all

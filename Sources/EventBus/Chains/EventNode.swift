@@ -141,8 +141,9 @@ public final class EventNode: Sendable {
     /// mounted, indented by two spaces per level below this node. From depth 33 on, the indentation
     /// stops growing and the line gives its depth in brackets instead (`[40] Cell`), so the text
     /// stays linear in the number of nodes however deep the tree is. For debugging: O(size of the
-    /// subtree), iterative (no recursion at any depth), taking the tree's lock once per node; mounts
-    /// made meanwhile may or may not show.
+    /// subtree), iterative (no recursion at any depth), taking the tree's lock once per node for a
+    /// copy of its children (posts never take that lock); a node mounted, moved or unmounted
+    /// meanwhile may or may not show, but never hides the others.
     ///
     /// ```swift
     /// let root = EventNode(name: "Root")

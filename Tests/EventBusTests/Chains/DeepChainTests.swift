@@ -101,3 +101,37 @@ extension DeepChainTests {
         token.dispose()
     }
 }
+
+/// `treeDescription` while the tree changes on another thread.
+@Suite("Chains: a description while a child moves")
+struct DescriptionWhileMovingTests {
+    @Test("A child remounted on its parent during a description does not hide its siblings")
+    func movedChildHidesNobody() {
+        var fewest = Int.max
+        for _ in 0..<3 {
+            let root = EventNode(name: "root")
+            // The first child's long name keeps the description busy between listing the second
+            // child and writing it.
+            let children = (0..<1_000).map {
+                EventNode(name: $0 == 0 ? "c0" + String(repeating: "#", count: 20_000_000) : "c\($0)")
+            }
+            for child in children { _ = child.mount(on: root) }
+            let started = DispatchSemaphore(value: 0)
+            let moved = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                started.wait()
+                usleepMilliseconds(2)
+                _ = children[1].mount(on: root)  // still under root, now last
+                moved.signal()
+            }
+            started.signal()
+            let text = root.treeDescription
+            #expect(moved.wait(timeout: .now() + defaultTimeout) == .success)
+            let lines = text.split(separator: "\n").count
+            fewest = min(fewest, lines)
+            withExtendedLifetime(children) {}
+        }
+        print("description while moving: at least \(fewest) of 1001 lines in 3 runs")
+        #expect(fewest >= 1_001, "nodes that never moved were left out")
+    }
+}

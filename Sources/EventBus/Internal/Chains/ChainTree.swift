@@ -100,23 +100,25 @@ enum ChainTree {
 
     /// ``EventNode/treeDescription`` of `top`: depth first with an explicit stack (no recursion),
     /// one line per node, its indentation capped at ``EventNode/treeIndentationLimit`` levels. Takes
-    /// ``lock`` once per node, for O(1).
+    /// ``lock`` once per node, to copy its children's list: O(its children) under the lock (posts
+    /// do not take it; mounts wait), O(subtree) in all.
     static func describe(from top: ChainLink) -> String {
         var text = ""
-        // The nodes still to write, the next one last, with the parent they were listed under
-        // (nil for `top`) and their depth below `top`.
-        var pending: [(link: ChainLink, parent: ChainLink?, depth: Int)] = [(top, nil, 0)]
-        while let (link, parent, depth) = pending.popLast() {
-            // Written unless it left that parent since (then the siblings after it are left out too).
-            let listed = lock.withLock { _ -> Bool in
-                if let parent {
-                    guard !parent.gone, link.state.withLock(\.parent) === parent else { return false }
-                    if let next = link.nextSibling { pending.append((next, parent, depth)) }
+        // The nodes still to write, the next one last, with their depth below `top`.
+        var pending: [(link: ChainLink, depth: Int)] = [(top, 0)]
+        while let (link, depth) = pending.popLast() {
+            // Copied whole in one hold: a child that moves while the rest is written cannot take
+            // its siblings out of the description with it.
+            let children: [ChainLink] = lock.withLock { _ in
+                var children: [ChainLink] = []
+                var child = link.firstChild
+                while let current = child {
+                    children.append(current)
+                    child = current.nextSibling
                 }
-                if let child = link.firstChild { pending.append((child, link, depth + 1)) }
-                return true
+                return children
             }
-            guard listed else { continue }
+            pending.append(contentsOf: children.reversed().lazy.map { ($0, depth + 1) })
             if depth > 0 { text += "\n" }
             let indentation = min(depth, EventNode.treeIndentationLimit)
             text += String(repeating: "  ", count: indentation)

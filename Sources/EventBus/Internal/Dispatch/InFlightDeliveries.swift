@@ -8,8 +8,9 @@ import Dispatch
 /// uncounted when it has run. A wait closes the current generation (new deliveries count in the
 /// other one) once the other has drained, then waits for the closed one to drain: every delivery
 /// enqueued before the wait began was in one of the two. One wait at a time closes generations
-/// (the others wait their turn), so a generation only ever receives deliveries while it is open.
-/// Enqueueing and finishing cost an atomic load and add each; no lock.
+/// (the others wait their turn), so a generation receives deliveries while it is open, and at
+/// most those of enqueues that read it just before it was closed. Enqueueing and finishing cost an
+/// atomic load and add each; no lock.
 final class InFlightDeliveries: Sendable {
     /// Even: generation 0 is open; odd: generation 1. Changed only by the wait that holds `turn`.
     private let generation = AtomicCounter()
@@ -36,27 +37,32 @@ final class InFlightDeliveries: Sendable {
 
     /// Waits (polling every millisecond, suspended in between) until every delivery enqueued
     /// before this call has run, or until `deadline` (`DispatchTime.uptimeNanoseconds`) passes;
-    /// returns how many deliveries were still waiting then (0 when those had all run).
-    func waitForThoseEnqueuedBefore(deadline: UInt64?) async -> Int {
+    /// returns how many of those had not run then, at most (0 when they all had). Throws
+    /// `CancellationError` as soon as the calling task is cancelled.
+    func waitForThoseEnqueuedBefore(deadline: UInt64?) async throws -> Int {
+        // Until the wait closes a generation, later deliveries are counted with the earlier ones:
+        // no more than were in flight at the call can be among those still waiting.
+        let atCall = count
         func expired() -> Bool { deadline.map { DispatchTime.now().uptimeNanoseconds >= $0 } ?? false }
         // Wait for the turn to close generations.
         while turn.add(1) != 1 {
             turn.add(-1)
-            if expired() { return count }
-            try? await Task.sleep(nanoseconds: 1_000_000)
+            if expired() { return min(count, atCall) }
+            try await Task.sleep(nanoseconds: 1_000_000)
         }
         defer { turn.add(-1) }
         let open = generation.current & 1 == 1
-        // The other generation holds what was enqueued before the last wait closed it: drained
-        // first, since the open one becomes the closed one next and the other the open one.
+        // The other generation holds what was enqueued before the last wait closed it (and, at
+        // most, what an enqueue that read the generation just before that closing added to it):
+        // drained first, since the open one becomes the closed one next and the other the open one.
         while count(of: !open).current > 0 {
-            if expired() { return count }
-            try? await Task.sleep(nanoseconds: 1_000_000)
+            if expired() { return min(count, atCall) }
+            try await Task.sleep(nanoseconds: 1_000_000)
         }
         generation.add(1)
         while count(of: open).current > 0 {
             if expired() { return count(of: open).current }
-            try? await Task.sleep(nanoseconds: 1_000_000)
+            try await Task.sleep(nanoseconds: 1_000_000)
         }
         return 0
     }

@@ -1,0 +1,167 @@
+import ClusterSupport
+import EventBusPostgres
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+extension PostgresBridgeTests {
+    @Suite("Server killed (kill -9) and restarted: prompt reconnection, reported publishers, counted losses")
+    struct ServerKillTests {
+        /// Waits until every node reported `.resumed` after an `.interrupted`; returns how long each
+        /// took from `start`, or nil for a node that did not within `timeout`.
+        static func resumeDelays(
+            of nodes: [ClusterNode], since start: ContinuousClock.Instant, timeout: Duration = .seconds(20)
+        ) async -> [Duration?] {
+            var delays = [Duration?](repeating: nil, count: nodes.count)
+            while ContinuousClock.now < start + timeout && delays.contains(where: { $0 == nil }) {
+                for (index, node) in nodes.enumerated() where delays[index] == nil {
+                    let statuses = node.statuses.events
+                    if let interrupted = statuses.firstIndex(where: \.isInterrupted),
+                        statuses[interrupted...].contains(where: \.isResumed)
+                    {
+                        delays[index] = start.duration(to: .now)
+                    }
+                }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            return delays
+        }
+
+        /// `duration` in seconds, with 2 decimals.
+        static func seconds(_ duration: Duration) -> String {
+            let (seconds, attoseconds) = duration.components
+            return String(format: "%.2f s", Double(seconds) + Double(attoseconds) / 1e18)
+        }
+
+        /// Everything a node reported, as text: none may be postgres-nio's generic text.
+        static func reports(of node: ClusterNode) -> [String] {
+            node.statuses.events.map(\.description) + node.issues.events.map(\.description)
+        }
+
+        @Test(
+            "while the server is down a publish fails within the publish timeout and says why; once it is back, receivers listen again within 1 s"
+        )
+        func killThenStart() async throws {
+            var settings = PostgresEventBridge.Configuration()
+            settings.publishTimeout = .seconds(1)
+            try await PostgresBridgeTests.withNodes(["a", "b"], configuration: settings) { nodes in
+                let (a, b) = (nodes[0], nodes[1])
+                #expect(try await PostgresBridgeTests.serverCommand("EVENTBUS_POSTGRES_KILL"))
+                #expect(await a.statuses.wait(timeout: .seconds(10)) { $0.contains(where: \.isInterrupted) })
+                // Every pooled connection of b's client is dead and no new one can be opened.
+                let started = ContinuousClock.now
+                let outcome: String
+                do {
+                    try await b.bridge.publish(Ping(from: "b", n: 1))
+                    outcome = "sent"
+                } catch {
+                    outcome = "\(error)"
+                }
+                let took = started.duration(to: .now)
+                #expect(outcome.contains("may not have reached other instances"), "\(outcome)")
+                #expect(took < .seconds(3), "publish took \(took)")
+                #expect(
+                    await b.issues.wait(timeout: .seconds(5)) { issues in
+                        issues.contains { if case .publishFailed = $0 { true } else { false } }
+                    }, "\(b.issues.events)")
+                // Down long enough for a growing backoff to have grown.
+                try await Task.sleep(for: .seconds(3))
+                #expect(try await PostgresBridgeTests.serverCommand("EVENTBUS_POSTGRES_START"))
+                let back = ContinuousClock.now
+                let delays = await Self.resumeDelays(of: [a, b], since: back)
+                for (node, delay) in zip([a, b], delays) {
+                    let delay = try #require(delay, "\(node.name) did not resume: \(node.statuses.events)")
+                    #expect(delay < .seconds(1), "\(node.name) listened again \(delay) after the server was back")
+                }
+                let figures = delays.compactMap { $0 }.map(Self.seconds)
+                print(
+                    "bridge: listening again \(figures.joined(separator: " and ")) after the server was back; "
+                        + "a publish with the server down failed after \(Self.seconds(took))")
+                for node in [a, b] {
+                    for report in Self.reports(of: node) {
+                        #expect(!report.contains("prevent accidental leakage"), "\(report)")
+                    }
+                }
+            }
+        }
+
+        @Test(
+            "kill -9 mid-stream, at most once: per origin, delivered + counted missed == published, nothing delivered twice"
+        )
+        func killMidStream() async throws {
+            try await PostgresBridgeTests.withNodes(["a", "b"]) { nodes in
+                let (a, b) = (nodes[0], nodes[1])
+                let received = [Recorder(Ping.self, on: a.bus), Recorder(Ping.self, on: b.bus)]
+                let published = NIOLockedValueBox([0, 0])
+                let stop = NIOLockedValueBox(false)
+                // Each node publishes Ping(n: 1, 2, …), one at a time: n is its sequence number.
+                let publishers = [a, b].enumerated().map { index, node in
+                    Task {
+                        var n = 0
+                        while !stop.withLockedValue({ $0 }) {
+                            n += 1
+                            published.withLockedValue { $0[index] = n }
+                            try? await node.bridge.publish(Ping(from: node.name, n: n))
+                            try? await Task.sleep(for: .milliseconds(2))
+                        }
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(try await PostgresBridgeTests.serverCommand("EVENTBUS_POSTGRES_KILL"))
+                try await Task.sleep(for: .milliseconds(1500))
+                #expect(try await PostgresBridgeTests.serverCommand("EVENTBUS_POSTGRES_START"))
+                // Until each receives 20 events the other published after the restart.
+                let before = published.withLockedValue { $0 }
+                for (index, other) in [(0, 1), (1, 0)] {
+                    let from = [a, b][other].name
+                    #expect(
+                        await received[index].wait(timeout: .seconds(30)) { pings in
+                            pings.contains { $0.from == from && $0.n >= before[other] + 20 }
+                        })
+                }
+                stop.withLockedValue { $0 = true }
+                for publisher in publishers { await publisher.value }
+                // A last event from each, which must arrive: it reveals every gap before it.
+                for (index, node) in [a, b].enumerated() {
+                    let receiver = received[1 - index]
+                    var arrived = false
+                    for _ in 1...5 where !arrived {
+                        let n = published.withLockedValue { counts in
+                            counts[index] += 1
+                            return counts[index]
+                        }
+                        try? await node.bridge.publish(Ping(from: node.name, n: n))
+                        arrived = await receiver.wait(timeout: .seconds(2)) { $0.contains(Ping(from: node.name, n: n)) }
+                    }
+                    #expect(arrived, "\(node.name)'s last event did not arrive")
+                }
+                let totals = published.withLockedValue { $0 }
+                var lines: [String] = []
+                for (index, node) in [a, b].enumerated() {
+                    let receiver = [b, a][index]
+                    let numbers = received[1 - index].events.filter { $0.from == node.name }.map(\.n)
+                    let missed = receiver.issues.events.reduce(UInt64(0)) { sum, issue in
+                        if case .missed(let origin, let count, _) = issue, origin == node.bridge.origin {
+                            return sum + count
+                        }
+                        return sum
+                    }
+                    #expect(Set(numbers).count == numbers.count, "\(node.name)'s events delivered twice")
+                    #expect(
+                        UInt64(numbers.count) + missed == UInt64(totals[index]),
+                        "\(node.name): \(numbers.count) delivered + \(missed) missed != \(totals[index]) published")
+                    #expect(
+                        !receiver.issues.events.contains {
+                            if case .missedUncounted(let origin, _) = $0 { origin == node.bridge.origin } else { false }
+                        })
+                    lines.append(
+                        "\(node.name) \(totals[index]) published, \(numbers.count) delivered, \(missed) counted missed")
+                    for report in Self.reports(of: receiver) {
+                        #expect(!report.contains("prevent accidental leakage"), "\(report)")
+                    }
+                }
+                print("bridge: kill -9 mid-stream: \(lines.joined(separator: "; "))")
+            }
+        }
+    }
+}

@@ -56,11 +56,13 @@ extension PostgresEventBridgeError {
         guard let error = error as? PSQLError else { return error }
         var parts: [String] = []
         if let info = error.serverInfo {
-            parts.append([info[.severity], info[.sqlState], info[.message]].compactMap { $0 }.joined(separator: " "))
-            if let detail = info[.detail] { parts.append(detail) }
+            // "FATAL 57P01: terminating connection due to administrator command[: detail]"
+            parts.append([info[.severity], info[.sqlState]].compactMap { $0 }.joined(separator: " "))
+            parts += [info[.message], info[.detail]].compactMap { $0 }
         } else {
             parts.append("\(error.code)")
-            if let underlying = error.underlying { parts.append("\(underlying)") }
+            // The cause may be a PSQLError too, whose description hides its message as well.
+            if let underlying = error.underlying { parts.append("\(describing(underlying))") }
         }
         return PostgresEventBridgeError.postgres(message: parts.joined(separator: ": "), underlying: error)
     }

@@ -39,7 +39,7 @@ extension PostgresBridgeTests {
         }
 
         @Test(
-            "while the server is down a publish fails within the publish timeout and says why; once it is back, receivers listen again within 1 s"
+            "while the server is down a publish fails within the publish timeout, says why and the stalled publisher is reported; once it is back, receivers listen again within 1 s and publishers send again"
         )
         func killThenStart() async throws {
             var settings = PostgresEventBridge.Configuration()
@@ -63,6 +63,7 @@ extension PostgresBridgeTests {
                 #expect(
                     await b.issues.wait(timeout: .seconds(5)) { issues in
                         issues.contains { if case .publishFailed = $0 { true } else { false } }
+                            && issues.contains { if case .sendStalled = $0 { true } else { false } }
                     }, "\(b.issues.events)")
                 // Down long enough for a growing backoff to have grown.
                 try await Task.sleep(for: .seconds(3))
@@ -73,6 +74,9 @@ extension PostgresBridgeTests {
                     let delay = try #require(delay, "\(node.name) did not resume: \(node.statuses.events)")
                     #expect(delay < .seconds(1), "\(node.name) listened again \(delay) after the server was back")
                 }
+                // b's pool reopens a connection: its publishes reach a again, and a's reach b.
+                try await ReconnectionTests.expectRecovery(of: a, from: b, timeout: .seconds(10))
+                try await ReconnectionTests.expectRecovery(of: b, from: a, timeout: .seconds(10))
                 let figures = delays.compactMap { $0 }.map(Self.seconds)
                 print(
                     "bridge: listening again \(figures.joined(separator: " and ")) after the server was back; "
@@ -89,7 +93,11 @@ extension PostgresBridgeTests {
             "kill -9 mid-stream, at most once: per origin, delivered + counted missed == published, nothing delivered twice"
         )
         func killMidStream() async throws {
-            try await PostgresBridgeTests.withNodes(["a", "b"]) { nodes in
+            // Receivers slower to come back than the publishers' pools, so that events are lost.
+            var settings = PostgresEventBridge.Configuration()
+            settings.reconnectDelay = .seconds(1)
+            settings.maximumReconnectDelay = .seconds(1)
+            try await PostgresBridgeTests.withNodes(["a", "b"], configuration: settings) { nodes in
                 let (a, b) = (nodes[0], nodes[1])
                 let received = [Recorder(Ping.self, on: a.bus), Recorder(Ping.self, on: b.bus)]
                 let published = NIOLockedValueBox([0, 0])

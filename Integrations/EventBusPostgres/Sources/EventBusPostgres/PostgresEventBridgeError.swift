@@ -61,8 +61,11 @@ extension PostgresEventBridgeError {
             parts += [info[.message], info[.detail]].compactMap { $0 }
         } else {
             parts.append("\(error.code)")
-            // The cause may be a PSQLError too, whose description hides its message as well.
-            if let underlying = error.underlying { parts.append("\(describing(underlying))") }
+            // The cause may be a PSQLError too, whose description hides its message as well (and
+            // may only repeat the code).
+            if let underlying = error.underlying.map({ "\(describing($0))" }), underlying != parts[0] {
+                parts.append(underlying)
+            }
         }
         return PostgresEventBridgeError.postgres(message: parts.joined(separator: ": "), underlying: error)
     }

@@ -2,7 +2,8 @@
 # Runs a command against a throwaway PostgreSQL server: installs PostgreSQL from Debian's packages
 # if it is missing (as root), initdb's a temporary directory as an unprivileged user, starts the
 # server on 127.0.0.1 on a free port, runs the command with EVENTBUS_POSTGRES_URL (and
-# EVENTBUS_POSTGRES_RESTART, a command that restarts the server) in its environment, and stops the
+# EVENTBUS_POSTGRES_RESTART, EVENTBUS_POSTGRES_KILL and EVENTBUS_POSTGRES_START: commands that
+# restart the server, kill -9 it, start it after a kill) in its environment, and stops the
 # server and removes the directory however the command ends.
 #
 #   Integrations/EventBusPostgres/scripts/with-postgres.sh            # the bridge's tests (default)
@@ -49,18 +50,27 @@ trap stop EXIT
 options="-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off"
 "${pg_ctl[@]}" -o "$options" -w start >/dev/null || { cat "$dir/server.log"; exit 1; }
 
-# A restart command for the server-restart test.
-# It closes the descriptors it inherited first: the restarted server would hold them open, and
+# Commands for the fault tests: restart the server, kill it (kill -9 of the postmaster and of every
+# backend, as a crash would), start it again.
+# Each closes the descriptors it inherited first: a (re)started server would hold them open, and
 # Foundation's Process (the test's) reports the end of a child only once they are all closed.
-{
+script() {
     echo '#!/usr/bin/env bash'
     echo 'for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null; done'
-    echo "exec $(printf '%q ' "${pg_ctl[@]}" -o "$options" -m fast -w restart)"
-} >"$dir/restart.sh"
-chmod 755 "$dir/restart.sh"
+    echo "$1"
+}
+script "exec $(printf '%q ' "${pg_ctl[@]}" -o "$options" -m fast -w restart)" >"$dir/restart.sh"
+script "exec $(printf '%q ' "${pg_ctl[@]}" -o "$options" -w start)" >"$dir/start.sh"
+script "pid=\$(head -n 1 $dir/data/postmaster.pid) || exit 1
+children=\$(ps -o pid= --ppid \"\$pid\")
+kill -9 \"\$pid\" \$children
+while kill -0 \"\$pid\" 2>/dev/null; do sleep 0.05; done" >"$dir/kill.sh"
+chmod 755 "$dir/restart.sh" "$dir/start.sh" "$dir/kill.sh"
 
 export EVENTBUS_POSTGRES_URL="postgres://eventbus@127.0.0.1:$port/postgres"
 export EVENTBUS_POSTGRES_RESTART="$dir/restart.sh"
+export EVENTBUS_POSTGRES_KILL="$dir/kill.sh"
+export EVENTBUS_POSTGRES_START="$dir/start.sh"
 echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port ($dir)"
 
 if [ "$#" -gt 0 ]; then

@@ -26,12 +26,22 @@ extension PostgresEventBridge {
         /// its value, so that instances do not reconnect in lockstep. Default 100 ms.
         public var reconnectDelay: Duration = .milliseconds(100)
 
-        /// The longest delay between reconnection attempts. Default 10 s.
-        public var maximumReconnectDelay: Duration = .seconds(10)
+        /// The longest delay between reconnection attempts: once the server accepts connections
+        /// again, the bridge listens again within this delay (plus the time to connect). Default
+        /// 500 ms, so that a receiver is back within 1 s of its server; an attempt on a server that
+        /// is down costs one refused TCP connection.
+        public var maximumReconnectDelay: Duration = .milliseconds(500)
 
         /// How many publishes may wait for the serial publisher; beyond that ``publish(_:)``
         /// refuses (`RemoteBridgeError.publishBufferFull(capacity:)`). Default 1,024.
         public var publishBufferCapacity = 1024
+
+        /// How long ``PostgresEventBridge/publish(_:)`` waits for its NOTIFY to be sent before it
+        /// throws `RemoteBridgeError.publishTimedOut(after:)`: the event may not have reached other
+        /// instances; and how long one NOTIFY may take before the publisher is reported stalled
+        /// (`BridgeIssue.sendStalled(after:waiting:)`: the client's pool cannot reach the server).
+        /// Default 5 s (`RemoteBridge.Configuration.publishTimeout`).
+        public var publishTimeout: Duration = .seconds(5)
 
         /// The key shared by every instance on the channel, to authenticate envelopes with
         /// HMAC-SHA256; `nil` (the default) sends and accepts unauthenticated envelopes, which any

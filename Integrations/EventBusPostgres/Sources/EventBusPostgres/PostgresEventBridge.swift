@@ -122,6 +122,7 @@ public final class PostgresEventBridge: Service, Sendable {
             logger: logger)
         var settings = RemoteBridge.Configuration()
         settings.publishBufferCapacity = configuration.publishBufferCapacity
+        settings.publishTimeout = configuration.publishTimeout
         settings.authenticationKey = configuration.authenticationKey
         remote = RemoteBridge(bus: bus, transport: transport, configuration: settings)
     }
@@ -151,13 +152,15 @@ public final class PostgresEventBridge: Service, Sendable {
     /// subscribers run on the calling thread before the NOTIFY is sent); the instance does not
     /// receive its own notification again. The NOTIFY goes through the bridge's serial publisher
     /// (in publish order, batched when publishes queue up) on a connection of `client`; this
-    /// returns once it has been sent. Publishing does not need ``run()``.
+    /// returns once it has been sent, or throws after ``Configuration/publishTimeout`` at the
+    /// latest. Publishing does not need ``run()``.
     ///
     /// Refused, with nothing dispatched or sent and a ``BridgeIssue`` reported: a type that was not
     /// registered, an envelope over ``maximumPayloadBytes``, a full publish buffer
-    /// (`RemoteBridgeError`). A failed NOTIFY (after the local dispatch) throws and reports
-    /// `BridgeIssue.publishFailed(wireName:sequence:error:)`. Cancelling the calling task does not
-    /// withdraw a publish already queued.
+    /// (`RemoteBridgeError`). A failed NOTIFY, or one not confirmed within the timeout
+    /// (`RemoteBridgeError.publishTimedOut(after:)`), throws after the local dispatch and reports
+    /// `BridgeIssue.publishFailed(wireName:sequence:error:)`: the event may not have reached other
+    /// instances. Cancelling the calling task does not withdraw a publish already queued.
     ///
     /// ```swift
     /// try await cluster.publish(OrderShipped(orderID: id))
@@ -197,7 +200,9 @@ public final class PostgresEventBridge: Service, Sendable {
     /// ``BridgeStatus/listening`` once listening, ``BridgeStatus/interrupted(_:)`` when the
     /// connection fails, is terminated or misses a heartbeat (or cannot be opened), then
     /// ``BridgeStatus/resumed(gap:)`` when listening again; retries with exponential backoff and
-    /// jitter (``Configuration``). Every ``Configuration/heartbeatInterval`` the connection
+    /// jitter, at most ``Configuration/maximumReconnectDelay`` (500 ms) apart, so that it listens
+    /// again within about that of the server accepting connections. Errors carry PostgreSQL's own
+    /// message (``PostgresEventBridgeError/postgres(message:underlying:)``). Every ``Configuration/heartbeatInterval`` the connection
     /// notifies itself; a heartbeat that does not come back within
     /// ``Configuration/heartbeatTimeout`` closes and replaces the connection. On return the
     /// connection is closed and ``BridgeStatus/stopped`` reported.

@@ -1,5 +1,7 @@
-/// Why a ``PostgresEventBridge`` could not be made or stopped listening (the errors of publishing
-/// and registering are EventBusRemote's `RemoteBridgeError`).
+import PostgresNIO
+
+/// Why a ``PostgresEventBridge`` could not be made, stopped listening or could not send (the other
+/// errors of publishing and registering are EventBusRemote's `RemoteBridgeError`).
 ///
 /// ```swift
 /// do {
@@ -10,6 +12,13 @@
 /// }
 /// ```
 public enum PostgresEventBridgeError: Error, CustomStringConvertible {
+    /// A PostgreSQL or connection error, with what PostgreSQL said: `message` is the server's
+    /// severity, SQLSTATE, message and detail, or postgres-nio's error code and its cause (the
+    /// `description` of postgres-nio's `PSQLError` is a generic text that hides them).
+    /// `underlying` is the original error. Carried by `BridgeStatus.interrupted(_:)` and
+    /// `BridgeIssue.publishFailed(wireName:sequence:error:)`.
+    case postgres(message: String, underlying: any Error)
+
     /// The channel name is not a lowercase PostgreSQL identifier of 1 to 63 bytes
     /// (`[a-z_][a-z0-9_]*`).
     case invalidChannelName(String)
@@ -27,6 +36,8 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
     /// ```
     public var description: String {
         switch self {
+        case .postgres(let message, _):
+            return message
         case .invalidChannelName(let name):
             return
                 "invalid channel name \(name.debugDescription): use 1 to 63 bytes of [a-z0-9_], not starting with a digit"
@@ -35,5 +46,27 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
         case .connectionClosed:
             return "the server closed the listening connection"
         }
+    }
+}
+
+extension PostgresEventBridgeError {
+    /// `error` as ``postgres(message:underlying:)`` if it is a `PSQLError`, whose description would
+    /// hide PostgreSQL's message; any other error as it is.
+    static func describing(_ error: any Error) -> any Error {
+        guard let error = error as? PSQLError else { return error }
+        var parts: [String] = []
+        if let info = error.serverInfo {
+            // "FATAL 57P01: terminating connection due to administrator command[: detail]"
+            parts.append([info[.severity], info[.sqlState]].compactMap { $0 }.joined(separator: " "))
+            parts += [info[.message], info[.detail]].compactMap { $0 }
+        } else {
+            parts.append("\(error.code)")
+            // The cause may be a PSQLError too, whose description hides its message as well (and
+            // may only repeat the code).
+            if let underlying = error.underlying.map({ "\(describing($0))" }), underlying != parts[0] {
+                parts.append(underlying)
+            }
+        }
+        return PostgresEventBridgeError.postgres(message: parts.joined(separator: ": "), underlying: error)
     }
 }

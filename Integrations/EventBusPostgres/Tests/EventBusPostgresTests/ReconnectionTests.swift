@@ -54,6 +54,9 @@ extension PostgresBridgeTests {
                 #expect(terminated == 1)
                 try await Self.expectRecovery(of: a, from: b)
                 #expect(a.statuses.events.filter(\.isInterrupted).count == 1)
+                // PostgreSQL's own message, not postgres-nio's generic "prevent accidental leakage" text.
+                let interruption = a.statuses.events.first(where: \.isInterrupted)?.description ?? ""
+                #expect(interruption.contains("terminating connection due to administrator command"), "\(interruption)")
                 #expect(a.statuses.events.first?.isListening == true)
                 if case .resumed(let gap) = a.statuses.events.last(where: \.isResumed) {
                     #expect(gap > .zero && gap < .seconds(30))
@@ -88,20 +91,9 @@ extension PostgresBridgeTests {
 
         @Test("a server restart: both bridges report .interrupted then .resumed(gap:), and deliver again")
         func serverRestart() async throws {
-            let command = try #require(
-                ProcessInfo.processInfo.environment["EVENTBUS_POSTGRES_RESTART"],
-                "EVENTBUS_POSTGRES_RESTART (a command that restarts the server) is not set")
             try await PostgresBridgeTests.withNodes(["a", "b"]) { nodes in
                 let (a, b) = (nodes[0], nodes[1])
-                let restart = Process()
-                restart.executableURL = URL(fileURLWithPath: command)
-                restart.standardOutput = FileHandle.nullDevice
-                try restart.run()
-                let deadline = ContinuousClock.now + .seconds(60)
-                while restart.isRunning && ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(50))
-                }
-                #expect(!restart.isRunning && restart.terminationStatus == 0)
+                #expect(try await PostgresBridgeTests.serverCommand("EVENTBUS_POSTGRES_RESTART"))
                 try await Self.expectRecovery(of: a, from: b)
                 try await Self.expectRecovery(of: b, from: a)
             }

@@ -27,8 +27,18 @@ public enum BridgeIssue: Event, CustomStringConvertible {
     /// already waiting for the bridge's serial publisher (the transport is slower than the app).
     case publishBufferFull(wireName: String, capacity: Int)
 
-    /// A send failed: the event was dispatched locally but the other instances did not get it.
+    /// A send failed or was not confirmed within ``RemoteBridge/Configuration/publishTimeout``
+    /// (`error` is then ``RemoteBridgeError/publishTimedOut(after:)``): the event was dispatched
+    /// locally but **may not have reached other instances**. The bridge cannot know: a connection
+    /// that fails after the statement was sent may have delivered it. Receivers that did not get
+    /// it count it as ``missed(origin:count:before:)``.
     case publishFailed(wireName: String, sequence: UInt64, error: any Error)
+
+    /// A ``RemoteTransport/send(_:)`` did not return within the publish timeout (`after`), with
+    /// `waiting` publishes queued behind it: the transport cannot reach its server (for
+    /// PostgreSQL: its pool has no working connection). The send is abandoned and its publishes
+    /// fail (``publishFailed(wireName:sequence:error:)``); reported once per abandoned send.
+    case sendStalled(after: Duration, waiting: Int)
 
     /// A payload on the channel was not a valid envelope (foreign, malformed, oversized or of an
     /// unsupported version); it was skipped. `excerpt` is its first 80 characters.
@@ -92,7 +102,9 @@ public enum BridgeIssue: Event, CustomStringConvertible {
         case .publishBufferFull(let name, let capacity):
             return "publish of \(name) refused: \(capacity) publishes already waiting"
         case .publishFailed(let name, let sequence, let error):
-            return "send of \(name) #\(sequence) failed, other instances did not get it: \(error)"
+            return "send of \(name) #\(sequence) failed, it may not have reached other instances: \(error)"
+        case .sendStalled(let limit, let waiting):
+            return "a send stalled for \(limit), \(waiting) publishes waiting: the transport cannot reach its server"
         case .undecodableNotification(let reason, let bytes, let excerpt):
             return "skipped a payload of \(bytes) bytes (\(reason)): \(excerpt.debugDescription)"
         case .unauthenticated(let reason, let bytes, let excerpt):

@@ -30,6 +30,18 @@ extension RemoteBridge {
         /// (``BridgeIssue/olderThanWindow(origin:sequence:latest:)``). Default 256.
         public var duplicateWindow = 256
 
+        /// How long ``RemoteBridge/publish(_:)`` waits for its envelope to be sent, from the moment
+        /// it is queued; and how long one ``RemoteTransport/send(_:)`` may take before the bridge
+        /// gives up on it. Default 5 s.
+        ///
+        /// A publish that times out throws ``RemoteBridgeError/publishTimedOut(after:)`` and reports
+        /// ``BridgeIssue/publishFailed(wireName:sequence:error:)``: the event **may not have reached
+        /// other instances** (if it was still queued it is never sent; if its send was under way it
+        /// may still arrive). A send that takes longer is abandoned (its task cancelled), reported
+        /// as ``BridgeIssue/sendStalled(after:waiting:)`` (the transport cannot reach its server),
+        /// and the next batch is sent.
+        public var publishTimeout: Duration = .seconds(5)
+
         /// The defaults.
         ///
         /// ```swift

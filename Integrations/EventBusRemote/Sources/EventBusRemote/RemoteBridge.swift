@@ -136,14 +136,17 @@ public final class RemoteBridge: Sendable {
     /// subscribers run on the calling thread before the envelope is sent); the instance does not
     /// receive its own envelope again. The envelope goes through the bridge's serial publisher (in
     /// publish order, batched when publishes queue up) to ``RemoteTransport/send(_:)``; this returns
-    /// once it has been sent. Publishing does not need ``run()``. O(1) under the publisher's lock,
-    /// plus encoding the event (and its MAC) outside and inside it.
+    /// once it has been sent, or throws after ``Configuration/publishTimeout`` at the latest.
+    /// Publishing does not need ``run()``. O(1) under the publisher's lock, plus encoding the event
+    /// (and its MAC) outside and inside it.
     ///
     /// Refused, with nothing dispatched or sent and a ``BridgeIssue`` reported: a type that was not
     /// registered, an envelope over ``RemoteTransport/maximumPayloadBytes``, a full publish buffer.
-    /// A failed send (after the local dispatch) throws and reports
-    /// ``BridgeIssue/publishFailed(wireName:sequence:error:)``. Cancelling the calling task does not
-    /// withdraw a publish already queued.
+    /// A failed send, or one not confirmed within the timeout
+    /// (``RemoteBridgeError/publishTimedOut(after:)``), throws after the local dispatch and reports
+    /// ``BridgeIssue/publishFailed(wireName:sequence:error:)``: the event **may not have reached
+    /// other instances** (or may still reach them if its send was under way). Cancelling the calling
+    /// task does not withdraw a publish already queued.
     ///
     /// ```swift
     /// try await cluster.publish(OrderShipped(orderID: id))
@@ -161,10 +164,19 @@ public final class RemoteBridge: Sendable {
                 core.report(.payloadTooLarge(wireName: fields.wireName, bytes: bytes))
             }
             throw error
-        case .admitted(let ticket, let startsDrain):
+        case .admitted(let job, let startsDrain):
             bus.dispatch(event)
             if startsDrain { Task { await self.drainPublishes() } }
-            try await ticket.wait()
+            let timeout = configuration.publishTimeout
+            let timer = Task { [core] in
+                try await Task.sleep(for: timeout)
+                let error = RemoteBridgeError.publishTimedOut(after: timeout)
+                if job.ticket.complete(.failure(error)) {
+                    core.report(.publishFailed(wireName: job.wireName, sequence: job.sequence, error: error))
+                }
+            }
+            defer { timer.cancel() }
+            try await job.ticket.wait()
         }
     }
 
@@ -210,10 +222,15 @@ public final class RemoteBridge: Sendable {
     }
 
     private func drainPublishes() async {
+        let timeout = configuration.publishTimeout
         await core.publisher.drain(
-            send: { payloads in try await self.transport.send(payloads) },
+            timeout: timeout,
+            send: { [transport] payloads in try await transport.send(payloads) },
             failed: { job, error in
                 self.core.report(.publishFailed(wireName: job.wireName, sequence: job.sequence, error: error))
+            },
+            stalled: {
+                self.core.report(.sendStalled(after: timeout, waiting: self.core.publisher.waiting))
             }
         )
     }

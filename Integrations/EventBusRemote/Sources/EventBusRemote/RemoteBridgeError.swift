@@ -24,6 +24,11 @@ public enum RemoteBridgeError: Error, CustomStringConvertible {
     /// ``RemoteBridge/run()`` was called while it was already running.
     case alreadyRunning
 
+    /// The publish was not confirmed sent within ``RemoteBridge/Configuration/publishTimeout``
+    /// (`after`): the event was dispatched locally but **may not have reached other instances**
+    /// (or may still reach them, if its send was under way).
+    case publishTimedOut(after: Duration)
+
     /// One line for logs.
     ///
     /// ```swift
@@ -39,6 +44,8 @@ public enum RemoteBridgeError: Error, CustomStringConvertible {
             return "\(capacity) publishes are already waiting"
         case .alreadyRunning:
             return "the bridge is already running"
+        case .publishTimedOut(let limit):
+            return "not confirmed sent within \(limit): it may not have reached other instances"
         }
     }
 }

@@ -34,7 +34,11 @@ struct PostgresTransport: RemoteTransport {
     var maximumPayloadBytes: Int { PostgresEventBridge.maximumPayloadBytes }
 
     func send(_ payloads: [String]) async throws {
-        try await client.query(notifyQuery(payloads), logger: logger).consume()
+        do {
+            try await client.query(notifyQuery(payloads), logger: logger).consume()
+        } catch {
+            throw PostgresEventBridgeError.describing(error)
+        }
     }
 
     /// `SELECT pg_notify($1, $2), pg_notify($1, $3), …`: one statement, so one implicit
@@ -51,7 +55,9 @@ struct PostgresTransport: RemoteTransport {
     }
 
     /// Listens until the task is cancelled, reconnecting after every failure with exponential
-    /// backoff and jitter.
+    /// backoff and jitter, capped at ``PostgresEventBridge/Configuration/maximumReconnectDelay``
+    /// (500 ms by default, so that listening resumes within about that of the server accepting
+    /// connections again) and reset once listening.
     func receive(into inbox: RemoteInbox) async throws {
         var failedAttempts = 0
         while !Task.isCancelled {
@@ -62,6 +68,7 @@ struct PostgresTransport: RemoteTransport {
                 }
             } catch {
                 if Task.isCancelled { break }
+                let error = PostgresEventBridgeError.describing(error)
                 logger.warning("listening on \(channel) failed: \(error)")
                 inbox.interrupted(error)
                 failedAttempts += 1

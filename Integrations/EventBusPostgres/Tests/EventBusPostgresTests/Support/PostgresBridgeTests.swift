@@ -89,6 +89,23 @@ struct PostgresBridgeTests {
         }
     }
 
+    /// Runs the server command in environment variable `variable` (set by with-postgres.sh:
+    /// EVENTBUS_POSTGRES_RESTART, _KILL or _START) and waits for it, 60 s at most; returns whether
+    /// it succeeded.
+    static func serverCommand(_ variable: String) async throws -> Bool {
+        let command = try #require(
+            ProcessInfo.processInfo.environment[variable], "\(variable) is not set: run scripts/with-postgres.sh")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command)
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while process.isRunning && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return !process.isRunning && process.terminationStatus == 0
+    }
+
     /// The backend process ids of the sessions named `applicationName`.
     static func backendPIDs(of applicationName: String) async throws -> [Int32] {
         try await withConnection { connection in

@@ -3,7 +3,9 @@
 ///
 /// A publish is admitted under the lock (sequence number, size and capacity checks, queued,
 /// recorded in the ``SentLog``); the first publish that finds no drain running starts one, which
-/// sends batches until the queue is empty. Nothing but this type's own code runs under the lock.
+/// sends batches until the queue is empty. A job whose ticket timed out while queued is skipped (so
+/// never sent); a send that takes longer than the timeout is abandoned. Nothing but this type's own
+/// code runs under the lock.
 final class SerialPublisher: Sendable {
     struct Job: Sendable {
         let wireName: String
@@ -13,7 +15,7 @@ final class SerialPublisher: Sendable {
     }
 
     enum Admission {
-        case admitted(PublishTicket, startsDrain: Bool)
+        case admitted(Job, startsDrain: Bool)
         case refused(RemoteBridgeError, bytes: Int)
     }
 
@@ -64,15 +66,14 @@ final class SerialPublisher: Sendable {
             if state.queue.count >= capacity {
                 return .refused(.publishBufferFull(capacity: capacity), bytes: bytes)
             }
-            let ticket = PublishTicket()
-            state.queue.append(
-                Job(wireName: wireName, sequence: state.nextSequence, envelope: envelope, ticket: ticket))
+            let job = Job(wireName: wireName, sequence: state.nextSequence, envelope: envelope, ticket: PublishTicket())
+            state.queue.append(job)
             state.sent.record(
                 transactional: false, sequence: state.nextSequence, digest: Authenticator.digest(envelope))
             state.nextSequence += 1
             let startsDrain = !state.draining
             state.draining = true
-            return .admitted(ticket, startsDrain: startsDrain)
+            return .admitted(job, startsDrain: startsDrain)
         }
     }
 
@@ -81,14 +82,21 @@ final class SerialPublisher: Sendable {
         state.withLock { $0.sent.echo(of: envelope) }
     }
 
-    /// Sends the queue, batch by batch, until it is empty; `send` sends one batch at once.
-    /// A failed batch completes its tickets with the error and is reported through `failed`.
+    /// How many publishes are queued.
+    var waiting: Int { state.withLock { $0.queue.count } }
+
+    /// Sends the queue, batch by batch, until it is empty; `send` sends one batch at once, and is
+    /// abandoned (its task cancelled) after `timeout`, which `stalled` is told. Jobs whose ticket is
+    /// already completed (timed out while queued) are not sent. A failed batch completes its
+    /// tickets with the error, each reported through `failed` (unless its timeout already was).
     func drain(
-        send: @Sendable ([String]) async throws -> Void,
-        failed: @Sendable (Job, any Error) -> Void
+        timeout: Duration,
+        send: @escaping @Sendable ([String]) async throws -> Void,
+        failed: @Sendable (Job, any Error) -> Void,
+        stalled: @Sendable () -> Void
     ) async {
         while true {
-            let batch: [Job] = state.withLock { state in
+            let taken: [Job] = state.withLock { state in
                 if state.queue.isEmpty {
                     state.draining = false
                     return []
@@ -97,14 +105,17 @@ final class SerialPublisher: Sendable {
                 defer { state.queue.removeFirst(count) }
                 return Array(state.queue.prefix(count))
             }
-            if batch.isEmpty { return }
+            if taken.isEmpty { return }
+            let batch = taken.filter { !$0.ticket.isDone }
+            if batch.isEmpty { continue }
+            let payloads = batch.map(\.envelope)
             do {
-                try await send(batch.map(\.envelope))
+                try await withDeadline(timeout) { try await send(payloads) }
                 for job in batch { job.ticket.complete(.success(())) }
             } catch {
-                for job in batch {
+                if case .publishTimedOut = error as? RemoteBridgeError { stalled() }
+                for job in batch where job.ticket.complete(.failure(error)) {
                     failed(job, error)
-                    job.ticket.complete(.failure(error))
                 }
             }
         }

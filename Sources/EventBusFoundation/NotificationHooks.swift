@@ -36,14 +36,14 @@ final class NotificationHooks: EventTypeHooks, @unchecked Sendable {
         self.bus = bus
     }
 
-    func admit(keys: [String], retired: inout Retired) -> [String]? {
+    func admit(keys: [String], after: inout AfterUnlock) -> [String]? {
         guard !keys.isEmpty else {
-            retired.afterUnlock { self.report(.unnamedSubscriptionRefused) }
+            after.run { self.report(.unnamedSubscriptionRefused) }
             return nil
         }
         if let unsupported = keys.first(where: { SenderKey.isReserved($0) && !SenderKey.isSenderKey($0) }) {
             let name = Notification.Name(SenderKey.unescapedName(unsupported))
-            retired.afterUnlock { self.report(.unsupportedName(name)) }
+            after.run { self.report(.unsupportedName(name)) }
             return nil
         }
         // A subscription to a name already gets every notification of that name: a sender filter
@@ -52,7 +52,7 @@ final class NotificationHooks: EventTypeHooks, @unchecked Sendable {
         return keys.filter { !SenderKey.isSenderKey($0) || !plainNames.contains(SenderKey.name(ofKey: $0)) }
     }
 
-    func subscribed(key: String, retired: inout Retired) {
+    func subscribed(key: String, after: inout AfterUnlock) {
         let name = SenderKey.name(ofKey: key)
         var entry =
             observations[name] ?? (
@@ -63,10 +63,10 @@ final class NotificationHooks: EventTypeHooks, @unchecked Sendable {
         // Every subscriber installs (idempotently) before its `next` returns, so that a post made
         // after `next` returned reaches it, even if another thread created the observation.
         let observation = entry.observation
-        retired.afterUnlock { observation.install() }
+        after.run { observation.install() }
     }
 
-    func keyEnded(_ key: String, retired: inout Retired) {
+    func keyEnded(_ key: String, after: inout AfterUnlock) {
         let name = SenderKey.name(ofKey: key)
         guard var entry = observations[name] else { return }
         entry.keys.remove(key)
@@ -75,7 +75,7 @@ final class NotificationHooks: EventTypeHooks, @unchecked Sendable {
             // Stale from now on: a post that still reaches its block delivers nothing. Released
             // after unlocking, its deinit removes the observer from the center.
             entry.observation.retire()
-            retired.add(entry.observation)
+            after.release(entry.observation)
         } else {
             observations[name] = entry
         }

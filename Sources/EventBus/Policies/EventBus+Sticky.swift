@@ -10,7 +10,7 @@ extension EventBus {
     /// let current = bus.sticky(LoginEvent.self)   // LoginEvent(userID: "42")
     /// ```
     public func sticky<E: Event>(_ type: E.Type, ofType key: String? = nil) -> E? {
-        core.sticky(of: type) { store, now, retired in store.latest(of: key, now: now, retired: &retired)?.event }
+        core.withRegistry { registry in registry.latestSticky(of: type, key: key) }
             ?? nil
     }
 
@@ -22,9 +22,7 @@ extension EventBus {
     /// let recent = bus.stickyEvents(LoginEvent.self)
     /// ```
     public func stickyEvents<E: Event>(_ type: E.Type, ofType key: String? = nil) -> [E] {
-        core.sticky(of: type) { store, now, retired in
-            store.entries(of: key, now: now, retired: &retired).map(\.event)
-        } ?? []
+        core.withRegistry { registry in registry.stickyEvents(of: type, key: key) }
     }
 
     /// Removes and returns the latest sticky event kept for `type` and `key` (`nil`: the events
@@ -35,7 +33,7 @@ extension EventBus {
     /// if let pending = bus.takeSticky(LoginEvent.self) { print("handling", pending.userID) }
     /// ```
     public func takeSticky<E: Event>(_ type: E.Type, ofType key: String? = nil) -> E? {
-        core.sticky(of: type) { store, now, retired in store.takeLatest(of: key, now: now, retired: &retired)?.event }
+        core.withRegistry { registry in registry.takeSticky(of: type, key: key) }
             ?? nil
     }
 
@@ -50,7 +48,7 @@ extension EventBus {
     /// ```
     @discardableResult
     public func removeSticky<E: Event>(_ type: E.Type, ofType key: String? = nil) -> Int {
-        core.sticky(of: type) { store, now, retired in store.remove(key, now: now, retired: &retired) } ?? 0
+        core.withRegistry { registry in registry.removeSticky(of: type, key: key) }
     }
 
     /// Removes every sticky event of every type from the bus.

@@ -23,7 +23,7 @@ struct StickyCostTests {
 
     /// The entries `Message`'s sticky store has written, moved or removed so far.
     private static func entriesMoved(on bus: EventBus) -> Int {
-        bus.core.sticky(of: Message.self) { store, _, _ in store.entriesMoved } ?? 0
+        bus.core.withRegistry { registry in registry.stickyStore(of: Message.self)?.entriesMoved } ?? 0
     }
 
     @Test(".last(n) moves a constant number of entries per dispatch, at n = 10 as at n = 10,000")

@@ -19,8 +19,8 @@ struct RegistryModelTests {
         let owner: Owner?
     }
 
-    /// The registry under test, with what its operations let go of settled after each, as the
-    /// bus's core does after unlocking.
+    /// The registry under test, with what its operations leave to do after unlocking performed
+    /// after each, as the bus's core does.
     struct Harness {
         var registry = Registry(clock: .system)
         /// Supplies the bus the registry's buckets are made for (its own registry stays empty).
@@ -33,32 +33,26 @@ struct RegistryModelTests {
             let primary = bus.core.makeNodes(
                 keys: SubscriptionKeys(keys), body: body, traits: traits, owner: owner,
                 callSite: CallSite(fileID: #fileID, line: #line))
-            var retired = Retired()
-            var sweep = SweepBatch()
-            registry.tick(.subscribe, sweep: &sweep, retired: &retired)
-            let handle = registry.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired)?
-                ._withUnsafeGuaranteedRef(\.handle)
-            retired.settle()
-            sweep.check(in: bus.core)  // owners the sweep picked: checked, none reclaimed from here
+            registry.tick(.subscribe)
+            let handle = registry.subscribe(primary, of: E.self, traits: traits, bus: bus)
+            // Owners the sweep picked: checked, none reclaimed from here (they live).
+            var after = registry.takeAfterUnlock()
+            after.perform(in: bus.core)
             return handle
         }
 
         mutating func end(_ handle: SubscriptionHandle) -> Bool {
-            var retired = Retired()
-            var sweep = SweepBatch()
-            registry.tick(.dispose, sweep: &sweep, retired: &retired)
-            let ended = registry.end(handle, retired: &retired) != nil
-            retired.settle()
-            sweep.check(in: bus.core)
+            registry.tick(.dispose)
+            let ended = registry.end(handle, reason: .disposed)
+            var after = registry.takeAfterUnlock()
+            after.perform(in: bus.core)
             return ended
         }
 
         mutating func tick() {
-            var retired = Retired()
-            var sweep = SweepBatch()
-            registry.tick(.dispatch, sweep: &sweep, retired: &retired)
-            retired.settle()
-            sweep.check(in: bus.core)
+            registry.tick(.dispatch)
+            var after = registry.takeAfterUnlock()
+            after.perform(in: bus.core)
         }
 
         /// The ids of the subscriptions in the ring of owned ones, one full turn of it.

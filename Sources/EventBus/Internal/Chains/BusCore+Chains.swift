@@ -5,7 +5,7 @@ extension BusCore {
     /// chain node's dispatches that would find nobody. O(1), no user code.
     func chainInterest(_ first: ObjectIdentifier, _ second: ObjectIdentifier) -> ChainInterest {
         guard mayHaveBucket(first) || mayHaveBucket(second) else { return ChainInterest() }
-        return withRegistry { registry, _ in
+        return withRegistry { registry in
             ChainInterest(
                 first: registry.bucket(for: first).map { !$0.isEmpty } ?? false,
                 second: registry.bucket(for: second).map { !$0.isEmpty } ?? false,

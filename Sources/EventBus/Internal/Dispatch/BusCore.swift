@@ -1,9 +1,12 @@
 import Dispatch
 
-/// A bus's subscriptions: the ``Registry`` behind one lock, and the operations on it.
+/// A bus's subscriptions: the executor of its ``Registry`` — the registry behind one lock, and one
+/// way to act on what an operation decided.
 ///
-/// Every method decides under the lock and acts after unlocking: handlers run, and objects the
-/// registry let go of are released, with no lock held.
+/// Every method calls the registry's operations under the lock (``withRegistry(_:)``), and acts
+/// after unlocking on what they returned (a route to deliver along, events to replay, a value to
+/// read) and on what they left in the registry's ``AfterUnlock`` (performed by `withRegistry`
+/// itself): handlers run, and objects the registry let go of are released, with no lock held.
 @usableFromInline
 final class BusCore: Sendable {
     private let state: Locked<Registry>
@@ -41,13 +44,25 @@ final class BusCore: Sendable {
         !mayHaveBucket(typeID) && unhookedTypes.contains(typeID)
     }
 
-    /// Runs `body` under the lock, then settles what it retired.
-    /// `capacity`: the objects it is expected to retire, for which room is made before locking.
+    /// Runs `body`'s registry operations under the lock, then performs what they left to do after
+    /// unlocking (``AfterUnlock``), and returns what `body` returned.
     @inline(__always)
-    func withRegistry<R>(retiring capacity: Int = 0, _ body: (inout Registry, inout Retired) -> R) -> R {
-        var retired = Retired(capacity: capacity)
-        let result = state.withLock { registry in body(&registry, &retired) }
-        retired.settle()
+    func withRegistry<R>(_ body: (inout Registry) -> R) -> R {
+        var (result, after) = state.withLock { registry in (body(&registry), registry.takeAfterUnlock()) }
+        after.perform(in: self)
+        return result
+    }
+
+    /// ``withRegistry(_:)`` for operations expected to let go of up to `capacity` objects, for
+    /// which room is made before locking (an allocation under the lock would make every thread
+    /// waiting for it wait for the allocator too).
+    func withRegistry<R>(reserving capacity: Int, _ body: (inout Registry) -> R) -> R {
+        let prepared = AfterUnlock(capacity: capacity)
+        var (result, after) = state.withLock { registry in
+            registry.reserveAfterUnlock(prepared)
+            return (body(&registry), registry.takeAfterUnlock())
+        }
+        after.perform(in: self)
         return result
     }
 
@@ -74,19 +89,10 @@ final class BusCore: Sendable {
         if traits.replaysSticky {
             return subscribeReplaying(primary, of: E.self, traits: traits, deliversNow: deliversNow(), bus: bus)
         }
-        var sweep = SweepBatch()
-        var traced: SubscriptionNode?  // the registered primary, if a tracer is to be told
-        let registered: SubscriptionHandle? = withRegistry { registry, retired in
-            registry.tick(.subscribe, sweep: &sweep, retired: &retired)
-            guard let node = registry.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired) else {
-                return nil
-            }
-            // Unmanaged: the primary is linked (its list holds it) and the lock is held.
-            if registry.hasTracer { traced = node.takeUnretainedValue() }
-            return node._withUnsafeGuaranteedRef(\.handle)  // Unmanaged: as above
+        let registered = withRegistry { registry in
+            registry.tick(.subscribe)
+            return registry.subscribe(primary, of: E.self, traits: traits, bus: bus)
         }
-        sweep.check(in: self)
-        if let traced { traceSubscribed(traced) }
         return registered.map { EventToken($0, in: self) } ?? .inert
     }
 
@@ -134,44 +140,27 @@ final class BusCore: Sendable {
     private func subscribeReplaying<E: Sendable>(
         _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, deliversNow: Bool, bus: EventBus
     ) -> EventToken {
-        var sweep = SweepBatch()
-        var replay: [StickyStore<E>.Entry] = []
         let enqueuesReplay = !deliversNow
-        var traces = false
-        let node = withRegistry { registry, retired in
-            registry.tick(.subscribe, sweep: &sweep, retired: &retired)
-            traces = registry.hasTracer
-            // Unmanaged: the primary is linked (its list holds it) and the lock is held.
-            let node = registry.link(primary, of: E.self, traits: traits, bus: bus, retired: &retired)?
-                .takeUnretainedValue()
-            if let node {
-                let keys = node.keys
-                replay =
-                    registry.withStickyStore(of: E.self) { store, now in
-                        store.entries(of: keys.isEmpty ? nil : keys, now: now, taking: true, retired: &retired)
-                    } ?? []
-                // Enqueueing runs no user code (the handlers run later, on their queue). What it
-                // takes stays held until its delivery has run: received if the handler ran.
-                if enqueuesReplay {
-                    for entry in replay {
-                        guard entry.takeOnce else {
-                            _ = node.deliver(event: entry.event)
-                            continue
-                        }
-                        let hold = StickyHold(
-                            typeID: ObjectIdentifier(E.self), key: entry.key, sequence: entry.sequence)
-                        let outcome = node.deliver(event: entry.event, holding: hold)
-                        registry.endHolding(
-                            hold, received: outcome.ranHandler, enqueued: outcome == .enqueued ? 1 : 0,
-                            retired: &retired)
+        let subscribed = withRegistry { registry in
+            registry.tick(.subscribe)
+            let subscribed = registry.subscribeReplaying(primary, of: E.self, traits: traits, bus: bus)
+            // Enqueueing runs no user code (the handlers run later, on their queue). What it takes
+            // stays held until its delivery has run: received if the handler ran.
+            if enqueuesReplay, let (node, replay) = subscribed {
+                for entry in replay {
+                    guard entry.takeOnce else {
+                        _ = node.deliver(event: entry.event)
+                        continue
                     }
+                    let hold = StickyHold(typeID: ObjectIdentifier(E.self), key: entry.key, sequence: entry.sequence)
+                    let outcome = node.deliver(event: entry.event, holding: hold)
+                    registry.endHolding(hold, received: outcome.ranHandler, enqueued: outcome == .enqueued ? 1 : 0)
                 }
             }
-            return node
+            return subscribed
         }
-        sweep.check(in: self)
-        if traces, let node { traceSubscribed(node) }
-        if let node, !enqueuesReplay {
+        guard let (node, replay) = subscribed else { return .inert }
+        if !enqueuesReplay {
             var delivered = 0
             for entry in replay {
                 let outcome = node.deliver(event: entry.event)
@@ -190,7 +179,7 @@ final class BusCore: Sendable {
                 settleHeld(ObjectIdentifier(E.self), held)
             }
         }
-        return node.map { EventToken($0.handle, in: self) } ?? .inert
+        return EventToken(node.handle, in: self)
     }
 
     /// After a synchronous replay that held `.untilDelivered` events of the type `typeID` (see
@@ -199,10 +188,9 @@ final class BusCore: Sendable {
     private func settleHeld(
         _ typeID: ObjectIdentifier, _ held: some Sequence<(key: String?, sequence: UInt64, received: Bool)>
     ) {
-        withRegistry { registry, retired in
+        withRegistry { registry in
             for entry in held {
-                registry.settleHeld(
-                    typeID, key: entry.key, sequence: entry.sequence, received: entry.received, retired: &retired)
+                registry.settleHeld(typeID, key: entry.key, sequence: entry.sequence, received: entry.received)
             }
         }
     }
@@ -220,62 +208,47 @@ final class BusCore: Sendable {
     /// `Registry.endHolding`). Not inlined: it is off the plain dispatch path.
     @inline(never)
     private func endHolding(_ hold: StickyHold, received: Bool, enqueued: Int) {
-        withRegistry { registry, retired in
-            registry.endHolding(hold, received: received, enqueued: enqueued, retired: &retired)
-        }
+        withRegistry { registry in registry.endHolding(hold, received: received, enqueued: enqueued) }
     }
 
     /// After a delivery enqueued holding an `.untilDelivered` event ran (`received`: its handler
     /// ran) or found its subscription ended or its owner gone: see `Registry.finishHolding`.
     func finishHolding(_ hold: StickyHold, received: Bool) {
-        withRegistry { registry, retired in registry.finishHolding(hold, received: received, retired: &retired) }
+        withRegistry { registry in registry.finishHolding(hold, received: received) }
     }
 
     /// Ends the subscription and forgets it, in O(1) per key, releasing what it held after
     /// unlocking. Does nothing if it has already ended.
     func remove(_ subscription: SubscriptionHandle, reason: TraceRecord.Ended.Reason) {
-        var sweep = SweepBatch()
-        // The ended node, if a tracer is to be told.
-        let traced: SubscriptionNode? = withRegistry { registry, retired in
-            registry.tick(.dispose, sweep: &sweep, retired: &retired)
-            guard let ended = registry.end(subscription, retired: &retired), registry.hasTracer else { return nil }
-            // Unmanaged: `retired` holds the ended primary until after unlocking.
-            return ended.takeUnretainedValue()
+        withRegistry { registry in
+            registry.tick(.dispose)
+            registry.end(subscription, reason: reason)
         }
-        sweep.check(in: self)
-        if let traced { trace(.ended(Self.end(of: traced, reason: reason))) }
     }
 
     /// Ends and forgets `subscriptions`, whose owner was found gone. The sequence is iterated
     /// under the bus's lock: it must not run user code (no owner loads in a lazy filter).
     func reclaim(_ subscriptions: some Sequence<SubscriptionHandle>) {
-        var ended: [SubscriptionNode] = []
-        withRegistry(retiring: subscriptions.underestimatedCount) { registry, retired in
-            for subscription in subscriptions {
-                let node = registry.end(subscription, retired: &retired)
-                // Unmanaged: `retired` holds the ended primary until after unlocking.
-                if registry.hasTracer, let node { ended.append(node.takeUnretainedValue()) }
-            }
+        withRegistry(reserving: subscriptions.underestimatedCount) { registry in
+            for subscription in subscriptions { registry.end(subscription, reason: .ownerGone) }
         }
-        for node in ended { trace(.ended(Self.end(of: node, reason: .ownerGone))) }
-        ReleaseLoop.drop(consume ended)
     }
 
     /// Whether the subscription is live.
     func isLive(_ subscription: SubscriptionHandle) -> Bool {
-        withRegistry { registry, _ in registry.isLive(subscription) }
+        withRegistry { registry in registry.isLive(subscription) }
     }
 
     /// Records that the subscription's token is held by `bag`; tells the bag at once if the
     /// subscription has already ended.
     func attach(_ subscription: SubscriptionHandle, to bag: BagTokens) {
-        let attached = withRegistry { registry, _ in registry.attach(subscription, to: bag) }
+        let attached = withRegistry { registry in registry.attach(subscription, to: bag) }
         if !attached { bag.forget(subscription.id) }
     }
 
     /// Hands an error thrown by `node`'s handler to the error handler (no lock held by the caller).
     func report(_ error: HandlerError, from node: SubscriptionNode) {
-        let (handler, firstForNode, traces) = withRegistry { registry, _ in
+        let (handler, firstForNode, traces) = withRegistry { registry in
             defer { node.printedError = true }
             registry.noteHandlerError(error)
             return (registry.handlerErrorHandler, !node.printedError, registry.hasTracer)
@@ -290,7 +263,7 @@ final class BusCore: Sendable {
 
     /// What introspection shows of the subscription, if it is live.
     func info(_ subscription: SubscriptionHandle) -> SubscriptionInfo? {
-        withRegistry { registry, _ in registry.primary(of: subscription) }?.info()
+        withRegistry { registry in registry.primary(of: subscription) }?.info()
     }
 
     /// A delivery was enqueued on a queue or the main queue (`EventBusTesting`'s `settle()`);
@@ -306,7 +279,7 @@ final class BusCore: Sendable {
 
     /// The last handler errors (at most 64) and how many there were in all.
     var handlerErrors: (recent: [HandlerError], count: Int) {
-        withRegistry { registry, _ in (registry.recentHandlerErrors, registry.handlerErrorCount) }
+        withRegistry { registry in (registry.recentHandlerErrors, registry.handlerErrorCount) }
     }
 
     /// The live subscriptions (of `typeID` only, if given), in subscription order. O(N): the lock
@@ -315,7 +288,7 @@ final class BusCore: Sendable {
         var found: [SubscriptionNode] = []
         var next: UInt32? = 0
         while let start = next {
-            next = withRegistry { registry, _ in
+            next = withRegistry { registry in
                 registry.primaries(from: start, limit: 256, ofTypeID: typeID, into: &found)
             }
         }
@@ -324,9 +297,9 @@ final class BusCore: Sendable {
 
     /// The bus's tracer.
     var tracer: (@Sendable (TraceRecord) -> Void)? {
-        get { withRegistry { registry, _ in registry.tracer } }
+        get { withRegistry { registry in registry.tracer } }
         set {
-            withRegistry { registry, _ in registry.tracer = newValue }
+            withRegistry { registry in registry.tracer = newValue }
         }
     }
 
@@ -337,26 +310,17 @@ final class BusCore: Sendable {
         tracer(record())
     }
 
-    private func traceSubscribed(_ node: SubscriptionNode) {
-        trace(.subscribed(node.info()))
-    }
-
-    private static func end(of node: SubscriptionNode, reason: TraceRecord.Ended.Reason) -> TraceRecord.Ended {
-        TraceRecord.Ended(
-            id: node.id, type: node.subscribedType, reason: reason,
-            callSite: node.callSite.description)
-    }
 
     /// The bus's dead-event handler.
     var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
-        get { withRegistry { registry, _ in registry.deadEventHandler } }
-        set { withRegistry { registry, _ in registry.deadEventHandler = newValue } }
+        get { withRegistry { registry in registry.deadEventHandler } }
+        set { withRegistry { registry in registry.deadEventHandler = newValue } }
     }
 
     /// The bus's handler-error handler.
     var handlerErrorHandler: (@Sendable (HandlerError) -> Void)? {
-        get { withRegistry { registry, _ in registry.handlerErrorHandler } }
-        set { withRegistry { registry, _ in registry.handlerErrorHandler = newValue } }
+        get { withRegistry { registry in registry.handlerErrorHandler } }
+        set { withRegistry { registry in registry.handlerErrorHandler = newValue } }
     }
 
     /// What one dispatch did.
@@ -471,10 +435,10 @@ final class BusCore: Sendable {
         @inline(__always)
     #endif
     private func walk<E: Sendable>(_ event: UnsafePointer<E>, key: String?, _ request: DispatchRequest) -> Tally {
-        let (bus, sticky, bypassingHooks, part) = (request.bus, request.sticky, request.bypassingHooks, request.walk)
+        let sticky = request.sticky
         let typeID = ObjectIdentifier(E.self)
         var ticks = 1
-        if sticky == nil, bus != nil, !bypassingHooks, case .all = part, findsNothing(typeID) {
+        if sticky == nil, request.bus != nil, !request.bypassingHooks, case .all = request.walk, findsNothing(typeID) {
             // Nobody to deliver to, nothing to report: only the bookkeeping's share is left, paid
             // for all of them by every `idleTickInterval`th such dispatch.
             guard idleDispatches.add(1) % Self.idleTickInterval == 0 else { return Tally() }
@@ -485,46 +449,13 @@ final class BusCore: Sendable {
         ) {
             chunk in
             var plan = DispatchPlan(includingUnkeyed: request.includingUnkeyed, chunk: chunk)
-            var sweep = SweepBatch()
-            // Whether to report a dead event (1), whether to trace (2): read with the lock held.
-            var reports: UInt8 = 0
-            // The sequence of the `.untilDelivered` event held until this dispatch has delivered it
-            // (0: none): kept if it reached nobody, whatever the subscribers found at the start.
-            var held: UInt64 = 0
-            let route: Route = withRegistry { registry, retired in
-                registry.tick(.dispatch, times: ticks, sweep: &sweep, retired: &retired)
-                // A sticky dispatch is never a dead event.
-                if bus != nil { reports = registry.reports & (sticky == nil ? 3 : 2) }
-                var found = registry.unmanagedBucket(for: typeID)
-                if found == nil, let bus, sticky != nil || registry.needsBucket(E.self) {
-                    found = registry.unmanagedBucket(for: E.self, on: bus)
-                }
-                guard let found else { return .nothing }
-                // Unmanaged: the registry holds its buckets, and the lock is held.
-                return found._withUnsafeGuaranteedRef { bucket in
-                    var supertypes: (any SupertypeDelivering)?
-                    if !bucket.isPlain {
-                        if bucket.hooks != nil, !bypassingHooks { return .hooks(found) }
-                        if bus != nil { supertypes = bucket.supertypes }
-                    }
-                    if case .all = part {} else { plan.limit(to: part) }
-                    // With supertypes, the monitors come after the supertypes' handlers (`deliver`).
-                    if supertypes != nil { plan.limit(to: .handlers(stopped: false, upTo: .max)) }
-                    plan.start(in: bucket, key: key, lastID: registry.lastID, registry: &registry, retired: &retired)
-                    if let sticky {
-                        // A supertype's subscriber receiving it counts too.
-                        let mayBeReceived =
-                            supertypes == nil
-                            ? plan.foundSubscribers : registry.receives(key, in: bucket, orIn: sticky.supertypeIDs)
-                        held = registry.storeSticky(
-                            event, key: key, (sticky.policy, mayBeReceived), in: bucket, retired: &retired)
-                    }
-                    return supertypes == nil ? .plan : .planThenSupertypes(found)
-                }
+            let start = withRegistry { registry in
+                registry.beginDispatch(event, key: key, request, ticks: ticks, plan: &plan)
             }
+            let (reports, held) = (start.reports, start.held)
             if held != 0 { plan.hold = Self.makeHold(typeID, key: key, sequence: held) }
             var tally = Tally()
-            switch route {
+            switch start.route {
             case .plan:
                 plan.run(event, key: key, in: self)
                 tally = Tally(
@@ -543,7 +474,6 @@ final class BusCore: Sendable {
                 // Received if a handler ran; the deliveries it enqueued say later whether theirs did.
                 endHolding(hold.takeRetainedValue(), received: tally.reached > tally.enqueued, enqueued: tally.enqueued)
             }
-            sweep.check(in: self)
             if reports != 0 { report(reports, event, key: key, tally, sticky: sticky) }
             return tally
         }
@@ -553,15 +483,14 @@ final class BusCore: Sendable {
     /// handlers `plan` delivered to, walking the subscriptions up to its `maxID`), then its
     /// supertypes'; every walk holds what `plan` holds.
     @inline(never)
-    // Unmanaged: see `Route`.
     private func deliver<E: Sendable>(
-        _ event: UnsafePointer<E>, as bucket: Unmanaged<Bucket>, key: String?, after plan: borrowing DispatchPlan
+        _ event: UnsafePointer<E>, as bucket: Bucket, key: String?, after plan: borrowing DispatchPlan
     ) -> Tally {
         var delivery = SupertypeDelivery(
             core: self, key: key, upTo: plan.maxID, holding: plan.hold,
             after: Tally(reached: plan.reached, enqueued: plan.enqueued, isStopped: plan.isStopped))
         // A `.planThenSupertypes` route is only made for a bucket with supertypes.
-        bucket._withUnsafeGuaranteedRef { $0.supertypes.unsafelyUnwrapped.deliver(event, &delivery) }
+        bucket.supertypes.unsafelyUnwrapped.deliver(event, &delivery)
         if plan.leftMonitors {
             let monitors = walk(
                 event, key: key,
@@ -596,10 +525,9 @@ final class BusCore: Sendable {
     /// Hands the event at `event` to the hooks of `bucket`'s type (which deliver it through a
     /// dispatch of their own), having them report first that it cannot be kept if it was sticky.
     @inline(never)
-    // Unmanaged: see `Route`.
-    private func handOver<E: Sendable>(_ event: UnsafePointer<E>, to bucket: Unmanaged<Bucket>, refusingSticky: Bool) {
+    private func handOver<E: Sendable>(_ event: UnsafePointer<E>, to bucket: Bucket, refusingSticky: Bool) {
         // A `.hooks` route is only made for a bucket with hooks.
-        let hooks = bucket._withUnsafeGuaranteedRef { $0.hooks.unsafelyUnwrapped }
+        let hooks = bucket.hooks.unsafelyUnwrapped
         if refusingSticky { hooks.refuseSticky() }
         hooks.dispatch(event.pointee)
     }
@@ -613,25 +541,9 @@ final class BusCore: Sendable {
                     enqueued: tally.enqueued, isStopped: tally.isStopped, sticky: sticky?.policy)))
     }
 
-    /// What a dispatch does once it has let go of the lock. The bucket is the event type's, whose
-    /// hooks or supertypes are read then: such a bucket is never removed while the bus lives (see
-    /// `Bucket.isRemovable`), and both are constants, so neither needs the lock or a reference.
-    private enum Route {
-        /// Deliver to the subscribers the plan holds.
-        case plan
-        /// Deliver to the subscribers the plan holds, then to the supertypes'.
-        // Unmanaged: see above.
-        case planThenSupertypes(Unmanaged<Bucket>)
-        /// No subscriber, no hooks, no supertypes.
-        case nothing
-        /// Hand the event to the type's hooks.
-        // Unmanaged: see above.
-        case hooks(Unmanaged<Bucket>)
-    }
-
     /// The hooks of `E` on this bus, making its bucket if needed; `E` must be a ``HookedEvent``.
     func hooks<E: Event>(of _: E.Type, on bus: EventBus) -> any EventTypeHooks {
-        let hooks = withRegistry { registry, _ in registry.bucket(for: E.self, on: bus).hooks }
+        let hooks = withRegistry { registry in registry.bucket(for: E.self, on: bus).hooks }
         guard let hooks else { preconditionFailure("EventBus: \(E.self) is not a hooked event type") }
         return hooks
     }
@@ -641,15 +553,15 @@ final class BusCore: Sendable {
     /// is scheduled.
     func purge() {
         let onMain = isOnMainQueue
-        var remaining = withRegistry { registry, _ in registry.ownedCount }
+        var remaining = withRegistry { registry in registry.ownedCount }
         while remaining > 0 {
             let batch = Swift.min(remaining, 256)
             remaining -= batch
             var nodes = ContiguousArray<SubscriptionNode>()
             nodes.reserveCapacity(batch)  // not under the lock
-            withRegistry { registry, _ in registry.takeForPurge(limit: batch, into: &nodes, onMain: onMain) }
+            withRegistry { registry in registry.takeForPurge(limit: batch, into: &nodes, onMain: onMain) }
             // Eagerly, with no lock held: loading an owner may release its last reference.
-            let dead = nodes.filter(SweepBatch.ownerIsGone).map(\.handle)
+            let dead = nodes.filter(AfterUnlock.ownerIsGone).map(\.handle)
             if !dead.isEmpty { reclaim(dead) }
             // Often the last references, released as `ReleaseLoop` says (a deinit may call the bus).
             ReleaseLoop.drop(consume nodes)
@@ -661,29 +573,18 @@ final class BusCore: Sendable {
     /// Schedules a purge on the main queue (unless one is scheduled), where main-bound owners may
     /// be checked. `force`: even if the sweep has not skipped a full turn's worth of them yet.
     func scheduleMainSweep(force: Bool = false) {
-        let due = force ? withRegistry { registry, _ in registry.mainSweepDue(force: true) } : true
+        let due = force ? withRegistry { registry in registry.mainSweepDue(force: true) } : true
         guard due else { return }
         // Strongly: a weak reference would give the registry a side table, and every retain of it
         // (each subscription holds it) would take the runtime's slow path.
         DispatchQueue.main.async {
-            self.withRegistry { registry, _ in registry.mainSweepScheduled = false }
+            self.withRegistry { registry in registry.mainSweepScheduled = false }
             self.purge()
         }
     }
 
     /// The number of live subscriptions, internal ones excluded. O(1).
-    var count: Int { withRegistry { registry, _ in registry.subscriptionCount - registry.internalCount } }
-
-    /// Runs `body` under the lock on `E`'s sticky store, if it has one, and the time, after letting
-    /// go of a few expired sticky events of the bus (``Registry/expiriesPerOperation``, as every
-    /// operation does: `body` checks the deadlines of what it reads); what `body` removes (into
-    /// its last argument) is released after unlocking. `body` must not run user code.
-    func sticky<E: Sendable, R>(of _: E.Type, _ body: (StickyStore<E>, UInt64, inout Retired) -> R) -> R? {
-        withRegistry { registry, retired in
-            registry.expireSticky(limit: Registry.expiriesPerOperation, retired: &retired)
-            return registry.withStickyStore(of: E.self) { store, now in body(store, now, &retired) }
-        }
-    }
+    var count: Int { withRegistry { registry in registry.subscriptionCount - registry.internalCount } }
 
     /// The number of sticky events on the bus, after letting go of the expired ones.
     var stickyCount: Int { afterExpiringDueSticky { registry in registry.stickyCount } }
@@ -703,8 +604,8 @@ final class BusCore: Sendable {
     /// or postponed the item.
     private func afterExpiringDueSticky<R>(_ body: (inout Registry) -> R) -> R {
         while true {
-            let result: R? = withRegistry { registry, retired in
-                registry.expireSticky(limit: Self.stickyExpiryBatch, retired: &retired) ? body(&registry) : nil
+            let result: R? = withRegistry { registry in
+                registry.expireSticky(limit: Self.stickyExpiryBatch) ? body(&registry) : nil
             }
             if let result { return result }
             Locked<Registry>.yieldToWaiters()
@@ -713,59 +614,47 @@ final class BusCore: Sendable {
 
     /// Removes every sticky event of the bus.
     func removeAllSticky() {
-        withRegistry { registry, retired in registry.removeAllSticky(retired: &retired) }
+        withRegistry { registry in registry.removeAllSticky() }
     }
 
     /// The number of live subscriptions to the type `typeID`. O(1).
     func count(ofTypeID typeID: ObjectIdentifier) -> Int {
-        withRegistry { registry, _ in registry.bucket(for: typeID)?.subscriptionCount ?? 0 }
+        withRegistry { registry in registry.bucket(for: typeID)?.subscriptionCount ?? 0 }
     }
 
     /// `count(ofTypeID:)`, internal subscriptions excluded. O(1).
     func userCount(ofTypeID typeID: ObjectIdentifier) -> Int {
-        withRegistry { registry, _ in registry.bucket(for: typeID).map { $0.subscriptionCount - $0.internalCount } ?? 0
+        withRegistry { registry in registry.bucket(for: typeID).map { $0.subscriptionCount - $0.internalCount } ?? 0
         }
     }
 
     /// See `Registry.dispatchesPerSweepTurn`; plus the dispatches that skipped the lock whose share
     /// a later one pays (at most `idleTickInterval - 1`).
     var dispatchesPerSweepTurn: Int {
-        withRegistry { registry, _ in registry.dispatchesPerSweepTurn } + Self.idleTickInterval - 1
+        withRegistry { registry in registry.dispatchesPerSweepTurn } + Self.idleTickInterval - 1
     }
 
     /// The summary ``mayHaveBucket(_:)`` reads (tests).
     var typeSummaryBits: Int { typeSummary.current }
 
     /// The number of event types with a bucket (tests of bucket removal).
-    var bucketCount: Int { withRegistry { registry, _ in registry.bucketCount } }
+    var bucketCount: Int { withRegistry { registry in registry.bucketCount } }
 
     /// The number of items in the sticky events' expiry queue (tests of its bound).
-    var stickyExpiryCount: Int { withRegistry { registry, _ in registry.expiryCount } }
+    var stickyExpiryCount: Int { withRegistry { registry in registry.expiryCount } }
 
     /// The slots of the table of keys of `typeID`'s bucket, 0 if it has none (tests of shrinking).
     func keyedCapacity(ofTypeID typeID: ObjectIdentifier) -> Int {
-        withRegistry { registry, _ in registry.bucket(for: typeID)?.keyedCapacity ?? 0 }
+        withRegistry { registry in registry.bucket(for: typeID)?.keyedCapacity ?? 0 }
     }
 
     /// The slot table's allocated pages (tests of their release).
-    var slotPageCount: Int { withRegistry { registry, _ in registry.slotPageCount } }
+    var slotPageCount: Int { withRegistry { registry in registry.slotPageCount } }
 
     /// Ends every subscription (the bus is being deallocated): queued deliveries will not start.
     /// Tokens and enqueued deliveries may keep the emptied registry alive after the bus: it lets go
     /// of the bus's tracer and handlers too (released here, after unlocking).
     func removeAll() {
-        var ended: [SubscriptionNode]?
-        let (tracer, deadEventHandler, handlerErrorHandler) = withRegistry { registry, retired in
-            if registry.hasTracer { ended = [] }
-            registry.removeAll(retired: &retired, ended: &ended)
-            defer {
-                registry.tracer = nil
-                registry.deadEventHandler = nil
-                registry.handlerErrorHandler = nil
-            }
-            return (registry.tracer, registry.deadEventHandler, registry.handlerErrorHandler)
-        }
-        if let tracer { for node in ended ?? [] { tracer(.ended(Self.end(of: node, reason: .busGone))) } }
-        withExtendedLifetime((deadEventHandler, handlerErrorHandler)) {}  // released here, unlocked
+        withRegistry { registry in registry.removeAll() }
     }
 }

@@ -93,7 +93,7 @@ struct DispatchPlan {
     /// unless the plan was made without), delivering to subscriptions up to `lastID` (or the limit
     /// ``limit(to:)`` set). Every later call gets the same `key`.
     mutating func start(
-        in bucket: Bucket, key: String?, lastID: UInt64, registry: inout Registry, retired: inout Retired
+        in bucket: Bucket, key: String?, lastID: UInt64, registry: inout Registry
     ) {
         self.bucket = Unmanaged.passUnretained(bucket)  // Unmanaged: see `bucket`
         maxID = Swift.min(upTo, lastID)
@@ -107,7 +107,7 @@ struct DispatchPlan {
         if bucket.linkedCount == 1 {
             takeSoleNode(of: bucket, key: key, level: levels)
         } else {
-            fill(key: key, registry: &registry, retired: &retired)
+            next(key: key, into: nil, registry: &registry)
         }
     }
 
@@ -134,26 +134,31 @@ struct DispatchPlan {
     /// Whether `start` found a subscription to deliver to (under the lock, after `start`).
     var foundSubscribers: Bool { count > 0 }
 
-    /// Under the lock: unpins the delivered chunk, then takes the next chunk of live subscriptions.
-    private mutating func fill(key: String?, registry: inout Registry, retired: inout Retired) {
+    /// A buffer of nodes on the dispatching thread's stack, pinned or retained (see above).
+    typealias Chunk = UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>
+
+    /// Under the lock (``Registry/continueDispatch(_:key:into:)``): unpins the delivered chunk,
+    /// then takes the next chunk of live subscriptions, into `large` if given.
+    mutating func next(key: String?, into large: Chunk?, registry: inout Registry) {
         guard let bucket else { return }
         // Unmanaged: see `bucket`.
         bucket._withUnsafeGuaranteedRef {
-            unpinChunk(in: $0, registry: &registry, retired: &retired)
-            fill(from: $0, key: key, registry: &registry, retired: &retired)
+            unpinChunk(in: $0, registry: &registry)
+            if let large { chunk = large }
+            fill(from: $0, key: key, registry: &registry)
         }
     }
 
     /// Under the lock: unpins the delivered chunk (unless it was retained).
     @inline(__always)
-    private mutating func unpinChunk(in bucket: Bucket, registry: inout Registry, retired: inout Retired) {
+    private mutating func unpinChunk(in bucket: Bucket, registry: inout Registry) {
         if !isRetained {
-            for i in 0..<count { registry.unpin(chunk[i], in: bucket, retired: &retired) }
+            for i in 0..<count { registry.unpin(chunk[i], in: bucket) }
         }
     }
 
     @inline(__always)
-    private mutating func fill(from bucket: Bucket, key: String?, registry: inout Registry, retired: inout Retired) {
+    private mutating func fill(from bucket: Bucket, key: String?, registry: inout Registry) {
         // The walk's state in locals: a store into the chunk could alias the plan's fields, which
         // would be reloaded on every step otherwise.
         let slots = chunk.baseAddress.unsafelyUnwrapped
@@ -166,7 +171,7 @@ struct DispatchPlan {
         var node: Unmanaged<SubscriptionNode>?  // Unmanaged: under the lock, kept alive by its list
         if isStopped && lists & Self.handlerLists != 0 {
             // Stopped: the handlers left are skipped, the monitors' walk starts.
-            if let cursor { registry.unpin(cursor, in: bucket, retired: &retired) }
+            if let cursor { registry.unpin(cursor, in: bucket) }
             cursor = nil
             lists &= ~Self.handlerLists
             node = head(of: bucket, key: key, lists: lists)
@@ -181,7 +186,7 @@ struct DispatchPlan {
                 count &+= 1
             }
             node = next
-            registry.unpin(resumed, in: bucket, retired: &retired)
+            registry.unpin(resumed, in: bucket)
         } else {
             node = head(of: bucket, key: key, lists: lists)
         }
@@ -308,15 +313,7 @@ struct DispatchPlan {
     @inline(never)
     private mutating func runInLargeChunk(_ event: UnsafeRawPointer, key: String?, in container: BusCore) {
         withUnsafeTemporaryAllocation(of: Unmanaged<SubscriptionNode>.self, capacity: Self.chunkCapacity) { large in
-            container.withRegistry { registry, retired in
-                guard let bucket else { return }
-                // Unmanaged: see `bucket`.
-                bucket._withUnsafeGuaranteedRef {
-                    unpinChunk(in: $0, registry: &registry, retired: &retired)
-                    chunk = large
-                    fill(from: $0, key: key, registry: &registry, retired: &retired)
-                }
-            }
+            container.withRegistry { registry in registry.continueDispatch(&self, key: key, into: large) }
             run(event, key: key, in: container)
         }
     }
@@ -324,7 +321,7 @@ struct DispatchPlan {
     /// Unpins the delivered chunk (a node that ended meanwhile is unlinked now) and takes the next.
     @inline(never)
     private mutating func refill(key: String?, in container: BusCore) {
-        container.withRegistry { registry, retired in fill(key: key, registry: &registry, retired: &retired) }
+        container.withRegistry { registry in registry.continueDispatch(&self, key: key) }
     }
 
     /// Has `container` reclaim the subscriptions of the chunk of `count` at `slots` whose bit is set

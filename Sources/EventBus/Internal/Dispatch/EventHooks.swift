@@ -12,14 +12,14 @@
 package protocol EventTypeHooks: AnyObject, Sendable {
     /// Under the bus lock, before a subscription with `keys` is registered: returns the keys to
     /// register it under (the hooks may normalise them), or `nil` to refuse it (the subscriber gets
-    /// an already disposed token). Report a refusal through `retired.afterUnlock`.
-    func admit(keys: [String], retired: inout Retired) -> [String]?
+    /// an already disposed token). Report a refusal through `after.run`.
+    func admit(keys: [String], after: inout AfterUnlock) -> [String]?
 
     /// Under the bus lock, after a subscription was registered: once for each of its keys.
-    func subscribed(key: String, retired: inout Retired)
+    func subscribed(key: String, after: inout AfterUnlock)
 
     /// Under the bus lock, when the last subscription to `key` has been unlinked.
-    func keyEnded(_ key: String, retired: inout Retired)
+    func keyEnded(_ key: String, after: inout AfterUnlock)
 
     /// Replaces the direct fan-out of `EventBus.dispatch(_:)` for the event type, whose value
     /// `event` is. Called with no lock held; hand the event to the subscribers with

@@ -70,11 +70,11 @@ final class Bucket {
         keyed.index(forKey: key)?.value.pointee.head(at: level)
     }
 
-    /// Links `node` in the lists of its key; an emptied table of keys goes to `retired`.
-    func append(_ node: SubscriptionNode, retired: inout Retired) {
+    /// Links `node` in the lists of its key; an emptied table of keys goes to `after`.
+    func append(_ node: SubscriptionNode, after: inout AfterUnlock) {
         if let key = node.key {
             keyed.value(forKey: key, default: LeveledLists()).pointee.append(node)
-            if let spent = keyed.takeSpentTable() { retired.add(spent) }
+            if let spent = keyed.takeSpentTable() { after.release(spent) }
         } else {
             unkeyed.append(node)
         }
@@ -84,32 +84,32 @@ final class Bucket {
         levelBits |= 1 << (2 * level)
     }
 
-    /// Unlinks `node`, whose list's reference goes to `retired` (released after unlocking), as
+    /// Unlinks `node`, whose list's reference goes to `after` (released after unlocking), as
     /// does an emptied table of keys; returns `true` if that emptied the lists of its key.
-    func remove(_ node: SubscriptionNode, retired: inout Retired) -> Bool {
+    func remove(_ node: SubscriptionNode, after: inout AfterUnlock) -> Bool {
         let level = node.level.index
         levelCounts[level] -= 1
         linkedCount -= 1
         if levelCounts[level] == 0 { levelBits &= ~(1 << (2 * level)) }
         guard let key = node.key else {
-            retired.adopt(unkeyed.remove(node))
+            after.adopt(unkeyed.remove(node))
             return false
         }
         guard let index = keyed.index(forKey: key) else { return false }
-        retired.adopt(index.value.pointee.remove(node))
+        after.adopt(index.value.pointee.remove(node))
         guard index.value.pointee.isEmpty else { return false }
         keyed.remove(at: index)
-        if let spent = keyed.takeSpentTable() { retired.add(spent) }
+        if let spent = keyed.takeSpentTable() { after.release(spent) }
         return true
     }
 
-    /// Unlinks every node and hands it to `body` (with `retired`), then its list's reference to
-    /// `retired` (the bus is being deallocated).
-    func drain(into retired: inout Retired, _ body: (SubscriptionNode, inout Retired) -> Void) {
+    /// Unlinks every node and hands it to `body` (with `after`), then its list's reference to
+    /// `after` (the bus is being deallocated).
+    func drain(into after: inout AfterUnlock, _ body: (SubscriptionNode, inout AfterUnlock) -> Void) {
         for level in 0..<DeliveryLevel.count {
             let level = DeliveryLevel(rawValue: UInt8(level))
-            keyed.forEachValue { lists in Self.drain(from: lists.pointee.head(at: level), into: &retired, body) }
-            Self.drain(from: unkeyed.head(at: level), into: &retired, body)
+            keyed.forEachValue { lists in Self.drain(from: lists.pointee.head(at: level), into: &after, body) }
+            Self.drain(from: unkeyed.head(at: level), into: &after, body)
         }
         keyed = IncrementalMap()
         unkeyed = LeveledLists()
@@ -120,19 +120,19 @@ final class Bucket {
 
     private static func drain(
         // Unmanaged: `head` is a list's first link; the list holds a reference to each of its nodes.
-        from head: Unmanaged<SubscriptionNode>?, into retired: inout Retired,
-        _ body: (SubscriptionNode, inout Retired) -> Void
+        from head: Unmanaged<SubscriptionNode>?, into after: inout AfterUnlock,
+        _ body: (SubscriptionNode, inout AfterUnlock) -> Void
     ) {
         var cursor = head
         while let link = cursor {
-            // Unmanaged: the list's reference (see `SubscriberList`), handed to `retired`.
+            // Unmanaged: the list's reference (see `SubscriberList`), handed to `after`.
             let node = link.takeUnretainedValue()
             cursor = node.next
             node.next = nil
             node.previous = nil
             node.isLinked = false
-            body(node, &retired)
-            retired.adopt(link)
+            body(node, &after)
+            after.adopt(link)
         }
     }
 }

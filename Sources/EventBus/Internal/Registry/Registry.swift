@@ -3,8 +3,12 @@ internal import _EventBusShims
 /// The bus's registry, the state behind its lock: event type → bucket (key → subscriber list), the
 /// ring of owned subscriptions the incremental sweep walks, and the queue of empty buckets.
 ///
-/// Every operation here is O(1) (O(keys) for a multi-key subscription) and runs under the lock;
-/// what it lets go of goes to `Retired`, dealt with after unlocking.
+/// A state machine: every operation is a method that runs under the bus's lock, runs no user code,
+/// and is O(1) (O(keys) for a multi-key subscription); what it leaves to do after unlocking, it
+/// returns (a dispatch's route, a replay's events, a read's value) or adds to ``afterUnlock``
+/// (objects to release, bags to tell, owners to check, records to trace), which the executor,
+/// `BusCore`, takes out before unlocking and performs after. It is tested directly, without a lock
+/// or a thread (`RegistryStateMachineTests`, `RegistryModelTests`).
 struct Registry {
     private var buckets: [ObjectIdentifier: Bucket] = [:]
     /// A direct-mapped cache in front of `buckets`: hashing an `ObjectIdentifier` costs more than
@@ -37,6 +41,8 @@ struct Registry {
     private(set) var lastID: UInt64 = 0
     /// Bus operations so far (the clock of the empty-bucket queue).
     private var operations: UInt64 = 0
+    /// What the operations since the executor last took it leave to do after unlocking.
+    private(set) var afterUnlock = AfterUnlock()
 
     // The ring of owned primaries (circular, through `nextOwned`/`previousOwned`), and the sweep's
     // position in it: the next node to check. New nodes go just before the cursor, so a full turn
@@ -91,7 +97,7 @@ struct Registry {
     private var emptyBucketsHead = 0
     static let emptyBucketGrace: UInt64 = 64
 
-    /// Expired sticky events an operation lets go of at most (see ``expireSticky(limit:retired:)``).
+    /// Expired sticky events an operation lets go of at most (see ``expireSticky(limit:)``).
     static let expiriesPerOperation = 2
 
     /// Sweep weights, in eighths of a node.
@@ -103,6 +109,20 @@ struct Registry {
 
     init(clock: StickyClock) {
         self.clock = clock
+    }
+
+    /// What the operations made under this hold of the lock leave to do once it is let go of,
+    /// taken out (the executor calls it last, before unlocking, and performs it after).
+    @inline(__always)
+    mutating func takeAfterUnlock() -> AfterUnlock {
+        defer { afterUnlock = AfterUnlock() }
+        return afterUnlock
+    }
+
+    /// Makes `prepared` (empty, with room made before the lock was taken) the carrier of what the
+    /// next operations leave to do after unlocking.
+    mutating func reserveAfterUnlock(_ prepared: AfterUnlock) {
+        afterUnlock = prepared
     }
 
     /// How many dispatches (the operation that pays least) make the sweep check every owned
@@ -239,7 +259,7 @@ struct Registry {
     /// A queued bucket leaves the queue only once its grace period is over (the queue is in
     /// `emptySince` order), removed if it is empty then: a type subscribed to and disposed of in
     /// turn is queued once per grace period, not once per dispose.
-    private mutating func removeOneEmptyBucket(retired: inout Retired) {
+    private mutating func removeOneEmptyBucket() {
         guard emptyBucketsHead < emptyBuckets.count else { return }
         let bucket = emptyBuckets[emptyBucketsHead]
         if let since = bucket.emptySince, operations &- since < Self.emptyBucketGrace { return }
@@ -250,7 +270,7 @@ struct Registry {
             if recentBuckets[slot]?.toOpaque() == Unmanaged.passUnretained(bucket).toOpaque() {
                 recentBuckets[slot] = nil
             }
-            retired.add(bucket)
+            afterUnlock.release(bucket)
         }
         bucket.emptySince = nil
         emptyBucketsHead += 1
@@ -266,30 +286,32 @@ struct Registry {
     // MARK: Operations
 
     /// Counts `times` bus operations of one kind (more than one: dispatches that skipped the lock,
-    /// see ``BusCore``): pays their share of background work (one empty bucket at most)
-    /// and picks the owned nodes their share of the sweep checks (after unlocking, by the caller).
+    /// see ``BusCore``), the sweep step every operation starts with: pays their share of
+    /// background work (one empty bucket and ``expiriesPerOperation`` expired sticky events at
+    /// most) and picks the owned nodes their share of the sweep checks (after unlocking: see
+    /// ``AfterUnlock``).
     @inline(__always)
-    mutating func tick(_ work: Work, times: Int = 1, sweep: inout SweepBatch, retired: inout Retired) {
+    mutating func tick(_ work: Work, times: Int = 1) {
         operations &+= UInt64(times)
-        if emptyBucketsHead < emptyBuckets.count { removeOneEmptyBucket(retired: &retired) }
+        if emptyBucketsHead < emptyBuckets.count { removeOneEmptyBucket() }
         // A queued item is a kept event's, so counted: no sticky event, no look at the queue (a
         // load fewer for every operation of a bus without any).
-        if stickyCount != 0 && !expiries.isEmpty { expireSticky(limit: Self.expiriesPerOperation, retired: &retired) }
-        if ownedCount > 0 { pickForSweep(work, times: times, sweep: &sweep) }
+        if stickyCount != 0 && !expiries.isEmpty { expireSticky(limit: Self.expiriesPerOperation) }
+        if ownedCount > 0 { pickForSweep(work, times: times) }
     }
 
     /// `tick`'s share of the sweep checks, when there are owned nodes. Not inlined: an operation on
     /// a bus without any stays short.
     @inline(never)
-    private mutating func pickForSweep(_ work: Work, times: Int, sweep: inout SweepBatch) {
+    private mutating func pickForSweep(_ work: Work, times: Int) {
         sweepCredit += work.rawValue * times
-        while sweepCredit >= 8 && !sweep.isFull {
+        while sweepCredit >= 8 && !afterUnlock.isSweepFull {
             sweepCredit -= 8
             guard let node = advanceSweepCursor() else { break }
-            sweep.add(node, skippedMainBound: &mainBoundSkipped)
+            afterUnlock.pick(node, skippedMainBound: &mainBoundSkipped)
         }
-        if sweepCredit >= 8 { sweepCredit = 0 }  // a batch holds what one operation may check
-        if mainBoundSkipped >= ownedCount, mainSweepDue() { sweep.mainSweepDue = true }
+        if sweepCredit >= 8 { sweepCredit = 0 }  // the carrier holds what one operation may check
+        if mainBoundSkipped >= ownedCount, mainSweepDue() { afterUnlock.mainSweepDue = true }
     }
 
     /// The node at the sweep cursor, moving the cursor on.
@@ -320,35 +342,65 @@ struct Registry {
         return true
     }
 
-    /// Registers the subscription whose primary node is `primary` (built, with its siblings, before
-    /// the lock was taken: see `BusCore.subscribe`): gives its nodes their id, slot and
-    /// bucket, and links each in the list of its key. Returns the primary, or `nil` if the event
-    /// type's hooks refused the subscription. Hooks may admit only some of the keys: the nodes of
-    /// the others are retired unregistered, and the first admitted node is the primary.
+    /// Subscribe: registers the subscription whose primary node is `primary` (built, with its
+    /// siblings, before the lock was taken: see `BusCore.subscribe`), giving its nodes their id,
+    /// slot and bucket and linking each in the list of its key. Returns its handle, or `nil` if the
+    /// event type's hooks refused it. Hooks may admit only some of the keys: the nodes of the
+    /// others are let go of unregistered, and the first admitted node is the primary. The tracer's
+    /// record, if one is set, goes to ``afterUnlock``.
+    mutating func subscribe<E: Sendable>(
+        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus
+    ) -> SubscriptionHandle? {
+        guard let node = link(primary, of: E.self, traits: traits, bus: bus) else { return nil }
+        // Unmanaged: see `link`.
+        return node._withUnsafeGuaranteedRef { node in
+            if let tracer { afterUnlock.trace(node, ended: nil, to: tracer) }
+            return node.handle
+        }
+    }
+
+    /// Subscribe with a replay: ``subscribe(_:of:traits:bus:)``, then the kept sticky events of
+    /// `E` of the subscription's keys (all of them if it has none), in dispatch order; the
+    /// `.untilDelivered` ones are held for it (see `StickyStore`) until the caller settles them
+    /// (``settleHeld(_:key:sequence:received:)``, ``endHolding(_:received:enqueued:)``). `nil` if
+    /// the hooks refused it. O(keys + events returned).
+    mutating func subscribeReplaying<E: Sendable>(
+        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus
+    ) -> (node: SubscriptionNode, replay: [StickyStore<E>.Entry])? {
+        // Unmanaged: see `link`.
+        guard let node = link(primary, of: E.self, traits: traits, bus: bus)?.takeUnretainedValue() else { return nil }
+        if let tracer { afterUnlock.trace(node, ended: nil, to: tracer) }
+        let keys = node.keys
+        let replay = withStore(of: E.self) { store, now, after in
+            store.entries(of: keys.isEmpty ? nil : keys, now: now, taking: true, after: &after)
+        }
+        return (node, replay ?? [])
+    }
+
     // Unmanaged: the primary returned is linked, so its list holds it while the lock is held.
-    mutating func link<E: Sendable>(
-        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus, retired: inout Retired
+    private mutating func link<E: Sendable>(
+        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus
     ) -> Unmanaged<SubscriptionNode>? {
         // Unmanaged: the registry holds its buckets, and the lock is held.
         unmanagedBucket(for: E.self, on: bus)._withUnsafeGuaranteedRef { bucket in
-            link(primary, in: bucket, traits: traits, retired: &retired)
+            link(primary, in: bucket, traits: traits)
         }
     }
 
     // Unmanaged: as above.
     private mutating func link(
-        _ primary: SubscriptionNode, in bucket: Bucket, traits: SubscriptionTraits, retired: inout Retired
+        _ primary: SubscriptionNode, in bucket: Bucket, traits: SubscriptionTraits
     ) -> Unmanaged<SubscriptionNode>? {
         var primary = primary
         if let hooks = bucket.hooks {
-            guard let admitted = Self.admit(primary, by: hooks, retired: &retired) else { return nil }
+            guard let admitted = Self.admit(primary, by: hooks, after: &afterUnlock) else { return nil }
             primary = admitted
         }
         let id = eventbus_next_subscription_id()
         lastID = id
         let slot = slots.reserve()
-        link(primary, id: id, slot: slot, in: bucket, retired: &retired)
-        for sibling in primary.siblings { link(sibling, id: id, slot: slot, in: bucket, retired: &retired) }
+        link(primary, id: id, slot: slot, in: bucket)
+        for sibling in primary.siblings { link(sibling, id: id, slot: slot, in: bucket) }
         bucket.subscriptionCount += 1
         subscriptionCount += 1
         if traits.isInternal {
@@ -358,34 +410,34 @@ struct Registry {
         slots.set(primary, at: slot)
         if traits.isOwned { insertOwned(primary) }
         if let hooks = bucket.hooks {
-            if let key = primary.key { hooks.subscribed(key: key, retired: &retired) }
-            for sibling in primary.siblings { hooks.subscribed(key: sibling.key!, retired: &retired) }
+            if let key = primary.key { hooks.subscribed(key: key, after: &afterUnlock) }
+            for sibling in primary.siblings { hooks.subscribed(key: sibling.key!, after: &afterUnlock) }
         }
         // Unmanaged: linked above, so its list holds it.
         return Unmanaged.passUnretained(primary)
     }
 
     @inline(__always)
-    private func link(_ node: SubscriptionNode, id: UInt64, slot: UInt32, in bucket: Bucket, retired: inout Retired) {
+    private mutating func link(_ node: SubscriptionNode, id: UInt64, slot: UInt32, in bucket: Bucket) {
         node.id = id
         node.slot = slot
         // Unmanaged: the registry holds the bucket, and keeps it while a node is linked in it.
         node.bucket = Unmanaged.passUnretained(bucket)
-        bucket.append(node, retired: &retired)
+        bucket.append(node, after: &afterUnlock)
     }
 
     /// Asks `hooks` which keys of the subscription of `primary` they admit: `nil` if none, else the
     /// primary of the admitted keys' nodes (the others are retired unregistered).
     private static func admit(
-        _ primary: SubscriptionNode, by hooks: any EventTypeHooks, retired: inout Retired
+        _ primary: SubscriptionNode, by hooks: any EventTypeHooks, after: inout AfterUnlock
     ) -> SubscriptionNode? {
         let nodes: [SubscriptionNode] = [primary] + primary.siblings
-        guard let admitted = hooks.admit(keys: nodes.compactMap(\.key), retired: &retired) else { return nil }
+        guard let admitted = hooks.admit(keys: nodes.compactMap(\.key), after: &after) else { return nil }
         guard admitted.count < nodes.count else { return primary }
         let admittedKeys = Set(admitted)
         var kept: [SubscriptionNode] = []
         for node in nodes {
-            if node.key.map(admittedKeys.contains) ?? false { kept.append(node) } else { retired.add(node) }
+            if node.key.map(admittedKeys.contains) ?? false { kept.append(node) } else { after.release(node) }
         }
         guard let newPrimary = kept.first else { return nil }
         primary.siblings = []
@@ -449,26 +501,26 @@ struct Registry {
         return true
     }
 
-    /// Ends a subscription (its primary node and siblings) and unlinks it, and returns its primary
-    /// (`nil` if it had already ended), which the caller's `retired` holds until it settles.
-    /// O(keys). A node that a dispatch in progress holds stays in its list, ended, until that
-    /// dispatch lets go of it (`unpin`).
+    /// End: ends a subscription (its primary node and siblings) and unlinks it; `false` if it had
+    /// already ended. What it lets go of (its nodes, its bag to tell, the tracer's record of
+    /// `reason`) goes to ``afterUnlock``. O(keys). A node that a dispatch in progress holds stays
+    /// in its list, ended, until that dispatch lets go of it (`unpin`).
     @discardableResult
-    // Unmanaged: the slot's node is linked (its list holds it) until unlinked here, and then
-    // `retired` holds it.
-    mutating func end(_ subscription: SubscriptionHandle, retired: inout Retired) -> Unmanaged<SubscriptionNode>? {
+    mutating func end(_ subscription: SubscriptionHandle, reason: TraceRecord.Ended.Reason) -> Bool {
         // Unmanaged: see `unmanagedPrimary(of:)`.
-        guard let primary = unmanagedPrimary(of: subscription) else { return nil }
+        guard let primary = unmanagedPrimary(of: subscription) else { return false }
         slots.free(subscription.slot)
-        // Unmanaged: as above (`retired` holds it once unlinked).
+        // Unmanaged: the slot's node is linked (its list holds it) until unlinked here, and then
+        // `afterUnlock` holds it.
         primary._withUnsafeGuaranteedRef { primary in
             // Unmanaged: a bucket with a linked node is not removed.
-            primary.bucket!._withUnsafeGuaranteedRef { bucket in end(primary, in: bucket, retired: &retired) }
+            primary.bucket!._withUnsafeGuaranteedRef { bucket in end(primary, in: bucket) }
+            if let tracer { afterUnlock.trace(primary, ended: reason, to: tracer) }
         }
-        return primary
+        return true
     }
 
-    private mutating func end(_ primary: SubscriptionNode, in bucket: Bucket, retired: inout Retired) {
+    private mutating func end(_ primary: SubscriptionNode, in bucket: Bucket) {
         subscriptionCount -= 1
         if primary.isInternal {
             internalCount -= 1
@@ -477,12 +529,12 @@ struct Registry {
         _ = primary.end()
         for sibling in primary.siblings { _ = sibling.end() }
         if let bag = primary.bag {
-            retired.tell(bag, forget: primary.id)
+            afterUnlock.tell(bag, forget: primary.id)
             primary.bag = nil
         }
         removeOwned(primary)
-        unlinkNode(primary, from: bucket, retired: &retired)
-        for sibling in primary.siblings { unlinkNode(sibling, from: bucket, retired: &retired) }
+        unlinkNode(primary, from: bucket)
+        for sibling in primary.siblings { unlinkNode(sibling, from: bucket) }
         bucket.subscriptionCount -= 1
     }
 
@@ -512,13 +564,13 @@ struct Registry {
         return end < slots.count ? end : nil
     }
 
-    private mutating func unlinkNode(_ node: SubscriptionNode, from bucket: Bucket, retired: inout Retired) {
+    private mutating func unlinkNode(_ node: SubscriptionNode, from bucket: Bucket) {
         guard node.isLinked else { return }
         if node.pins > 0 {
             node.unlinkWhenUnpinned = true
             return
         }
-        if bucket.remove(node, retired: &retired), let key = node.key { bucket.hooks?.keyEnded(key, retired: &retired) }
+        if bucket.remove(node, after: &afterUnlock), let key = node.key { bucket.hooks?.keyEnded(key, after: &afterUnlock) }
         noteMaybeEmpty(bucket)
     }
 
@@ -542,35 +594,41 @@ struct Registry {
     /// A dispatch let go of `node`; if it ended meanwhile and nothing else pins it, unlink it now.
     @inline(__always)
     // Unmanaged: a pinned node is linked, so its list keeps it alive until this unlinks it.
-    mutating func unpin(_ node: Unmanaged<SubscriptionNode>, in bucket: Bucket, retired: inout Retired) {
+    mutating func unpin(_ node: Unmanaged<SubscriptionNode>, in bucket: Bucket) {
         let unlinkNow = node._withUnsafeGuaranteedRef { node in
             node.pins &-= 1
             guard node.pins == 0, node.unlinkWhenUnpinned else { return false }
             node.unlinkWhenUnpinned = false
             return true
         }
-        if unlinkNow { unlinkNode(node.takeUnretainedValue(), from: bucket, retired: &retired) }
+        if unlinkNow { unlinkNode(node.takeUnretainedValue(), from: bucket) }
     }
 
     /// Ends every subscription and empties the registry (the bus is being deallocated). O(N); no
     /// subscribe or dispatch can reach the registry any more, only tokens (which then find nothing)
-    /// and deliveries already enqueued (which find their subscription ended).
-    /// `ended`: if given, gets each subscription's primary (for the tracer).
-    mutating func removeAll(retired: inout Retired, ended: inout [SubscriptionNode]?) {
+    /// and deliveries already enqueued (which find their subscription ended). It lets go of the
+    /// bus's tracer and handlers too; the tracer gets the record of each end (``afterUnlock``).
+    mutating func removeAll() {
         var seen = Set<UInt64>()
+        let tracer = tracer
         for bucket in buckets.values {
-            bucket.drain(into: &retired) { node, retired in
-                if ended != nil, seen.insert(node.id).inserted { ended?.append(node) }
+            bucket.drain(into: &afterUnlock) { node, after in
+                if let tracer, seen.insert(node.id).inserted { after.trace(node, ended: .busGone, to: tracer) }
                 _ = node.end()
                 if let bag = node.bag {
-                    retired.tell(bag, forget: node.id)
+                    after.tell(bag, forget: node.id)
                     node.bag = nil
                 }
                 node.nextOwned = nil
                 node.previousOwned = nil
             }
-            retired.add(bucket)  // with its sticky events
+            afterUnlock.release(bucket)  // with its sticky events
         }
+        // Closures: released after unlocking, boxed (O(1) here: the bus is being deallocated).
+        afterUnlock.release(ReleasedLater((self.tracer, deadEventHandler, handlerErrorHandler)))
+        self.tracer = nil
+        deadEventHandler = nil
+        handlerErrorHandler = nil
         buckets = [:]
         emptyBuckets = []
         emptyBucketsHead = 0
@@ -599,13 +657,13 @@ struct Registry {
     /// Keeps the event at `event` (of `bucket`'s type, key `key`) as `keeping.policy` says; the
     /// events it replaces are released after unlocking. `keeping.mayBeReceived`: whether the
     /// dispatch found a live subscriber; an `.untilDelivered` event is then held until the dispatch, once delivered,
-    /// settles it (``endHolding(_:received:enqueued:retired:)``), and its sequence is
+    /// settles it (``endHolding(_:received:enqueued:)``), and its sequence is
     /// returned (0 otherwise). Not inlined: the plain dispatch path stays free of the store's
     /// generic types (their metadata look-ups would cost every dispatch).
     @inline(never)
     mutating func storeSticky<E: Sendable>(
         _ event: UnsafePointer<E>, key: String?, _ keeping: (policy: StickyPolicy, mayBeReceived: Bool),
-        in bucket: Bucket, retired: inout Retired
+        in bucket: Bucket
     ) -> UInt64 {
         let (policy, mayBeReceived) = keeping
         let store: StickyStore<E>
@@ -622,7 +680,7 @@ struct Registry {
         let replaced = store.store(
             event.pointee, key: key, keeping, stamp: (sequence: stickySequence, now: now))
         stickyCount += store.count - before
-        if let replaced { retired.add(replaced) }
+        if let replaced { afterUnlock.release(replaced) }
         guard case .untilDelivered = policy.kind, mayBeReceived else { return 0 }
         return stickySequence
     }
@@ -632,54 +690,79 @@ struct Registry {
     /// otherwise; nothing if a later sticky dispatch or a removal let go of it first. See
     /// `StickyStore`. O(k), k the events kept for the key (one, unless `.last(n)` came after it).
     mutating func settleHeld(
-        _ typeID: ObjectIdentifier, key: String?, sequence: UInt64, received: Bool, retired: inout Retired
+        _ typeID: ObjectIdentifier, key: String?, sequence: UInt64, received: Bool
     ) {
         guard let bucket = buckets[typeID], let sticky = bucket.sticky else { return }
         let before = sticky.count
-        if let removed = sticky.settle(key: key, sequence: sequence, received: received) { retired.add(removed) }
+        if let removed = sticky.settle(key: key, sequence: sequence, received: received) { afterUnlock.release(removed) }
         stickyCount += sticky.count - before
         noteMaybeEmpty(bucket)
     }
 
     /// Ends `hold` for its holder (a dispatch or a replay), once it has delivered the event:
     /// `received`, whether a handler ran for it then; `enqueued`, how many deliveries it enqueued
-    /// with the hold, which finish it later (``finishHolding(_:received:retired:)``). The event is
+    /// with the hold, which finish it later (``finishHolding(_:received:)``). The event is
     /// let go of if it was received, kept if it was not and no enqueued delivery is left.
-    mutating func endHolding(_ hold: StickyHold, received: Bool, enqueued: Int, retired: inout Retired) {
+    mutating func endHolding(_ hold: StickyHold, received: Bool, enqueued: Int) {
         hold.pending += enqueued - StickyHold.unended
-        settle(hold, received: received, retired: &retired)
+        settle(hold, received: received)
     }
 
     /// Finishes one delivery enqueued with `hold`, once it has run (`received`: its handler ran) or
     /// found its subscription ended or its owner gone.
-    mutating func finishHolding(_ hold: StickyHold, received: Bool, retired: inout Retired) {
+    mutating func finishHolding(_ hold: StickyHold, received: Bool) {
         hold.pending -= 1
-        settle(hold, received: received, retired: &retired)
+        settle(hold, received: received)
     }
 
-    private mutating func settle(_ hold: StickyHold, received: Bool, retired: inout Retired) {
+    private mutating func settle(_ hold: StickyHold, received: Bool) {
         guard received || hold.pending == 0 else { return }
-        settleHeld(hold.typeID, key: hold.key, sequence: hold.sequence, received: received, retired: &retired)
+        settleHeld(hold.typeID, key: hold.key, sequence: hold.sequence, received: received)
     }
 
-    /// Runs `body` on `E`'s sticky store (if any) and the time, then accounts for what it removed
-    /// and queues the bucket for removal if it is now empty.
-    mutating func withStickyStore<E: Sendable, R>(
-        of _: E.Type, _ body: (StickyStore<E>, UInt64) -> R
+    /// Read: the latest kept event of `E` and `key` that is live and not held, if any. O(1).
+    mutating func latestSticky<E: Sendable>(of _: E.Type, key: String?) -> E? {
+        withStore(of: E.self) { store, now, after in store.latest(of: key, now: now, after: &after)?.event } ?? nil
+    }
+
+    /// Read: the kept events of `E` and `key` that are live and not held, oldest first. O(events).
+    mutating func stickyEvents<E: Sendable>(of _: E.Type, key: String?) -> [E] {
+        withStore(of: E.self) { store, now, after in store.entries(of: key, now: now, after: &after).map(\.event) } ?? []
+    }
+
+    /// Take: removes and returns the latest kept event of `E` and `key` that is live and not held.
+    /// O(1).
+    mutating func takeSticky<E: Sendable>(of _: E.Type, key: String?) -> E? {
+        withStore(of: E.self) { store, now, after in store.takeLatest(of: key, now: now, after: &after)?.event } ?? nil
+    }
+
+    /// Remove: lets go of every kept event of `E` and `key`, held ones included; returns how many
+    /// of them were live and not held. O(1).
+    mutating func removeSticky<E: Sendable>(of _: E.Type, key: String?) -> Int {
+        withStore(of: E.self) { store, now, after in store.remove(key, now: now, after: &after) } ?? 0
+    }
+
+    /// The sticky operations' common part: after the sweep step's share of expiries (the
+    /// operation checks the deadlines of what it reads), runs `body` on `E`'s store (if any), the
+    /// time and ``afterUnlock``, then accounts for what it removed and queues the bucket for
+    /// removal if it is now empty.
+    private mutating func withStore<E: Sendable, R>(
+        of _: E.Type, _ body: (StickyStore<E>, UInt64, inout AfterUnlock) -> R
     ) -> R? {
+        expireSticky(limit: Self.expiriesPerOperation)
         guard let bucket = buckets[ObjectIdentifier(E.self)], let store = stickyStore(of: E.self) else { return nil }
         let before = store.count
-        let result = body(store, clock.now)
+        let result = body(store, clock.now, &afterUnlock)
         stickyCount += store.count - before
         noteMaybeEmpty(bucket)
         return result
     }
 
     /// Removes every sticky event of the bus (released after unlocking).
-    mutating func removeAllSticky(retired: inout Retired) {
+    mutating func removeAllSticky() {
         for bucket in buckets.values {
             guard let sticky = bucket.sticky else { continue }
-            if let removed = sticky.removeAll() { retired.add(removed) }
+            if let removed = sticky.removeAll() { afterUnlock.release(removed) }
             bucket.sticky = nil
             noteMaybeEmpty(bucket)
         }
@@ -692,7 +775,7 @@ struct Registry {
     /// O(log n) a step, n being the slots with a TTL event. Returns whether no item is due any
     /// more (it stopped before `limit`).
     @discardableResult
-    mutating func expireSticky(limit: Int, retired: inout Retired) -> Bool {
+    mutating func expireSticky(limit: Int) -> Bool {
         let now = clock.now
         for _ in 0..<limit {
             let item: ExpiryQueue.Item
@@ -703,7 +786,7 @@ struct Registry {
             }
             guard let bucket = buckets[item.typeID], let sticky = bucket.sticky else { continue }
             let before = sticky.count
-            if let removed = sticky.expire(item, now: now) { retired.add(removed) }
+            if let removed = sticky.expire(item, now: now) { afterUnlock.release(removed) }
             stickyCount += sticky.count - before
             noteMaybeEmpty(bucket)
         }

@@ -140,11 +140,11 @@ final class StickyStore<E: Sendable>: StickySlots {
     /// The live (unexpired, not held) entries of the slots `keys` (`nil`: every slot), in dispatch
     /// order. `taking`: the `.untilDelivered` ones are held for this caller, their one taker, who
     /// `settle`s each once it has delivered it or failed to. Expired entries met on the way are
-    /// removed, into `retired`. O(entries returned), plus O(keys) for `nil`.
-    func entries(of keys: [String?]?, now: UInt64, taking: Bool, retired: inout Retired) -> [Entry] {
+    /// removed, into `after`. O(entries returned), plus O(keys) for `nil`.
+    func entries(of keys: [String?]?, now: UInt64, taking: Bool, after: inout AfterUnlock) -> [Entry] {
         var found: [Entry] = []
         var expired: [Entry] = []
-        defer { if !expired.isEmpty { retired.add(ReleasedLater(expired)) } }
+        defer { if !expired.isEmpty { after.release(ReleasedLater(expired)) } }
         let slotKeys = keys ?? Array(slots.keys)
         for key in slotKeys {
             if let entry = removeExpired(of: key, now: now) { expired.append(entry) }
@@ -160,15 +160,15 @@ final class StickyStore<E: Sendable>: StickySlots {
         return found
     }
 
-    /// ``entries(of:now:taking:retired:)`` of one key, for a read (nothing is taken).
-    func entries(of key: String?, now: UInt64, retired: inout Retired) -> [Entry] {
-        entries(of: [key], now: now, taking: false, retired: &retired)
+    /// ``entries(of:now:taking:after:)`` of one key, for a read (nothing is taken).
+    func entries(of key: String?, now: UInt64, after: inout AfterUnlock) -> [Entry] {
+        entries(of: [key], now: now, taking: false, after: &after)
     }
 
-    /// The latest live entry of `key` that is not held, if any; an expired one goes to `retired`.
+    /// The latest live entry of `key` that is not held, if any; an expired one goes to `after`.
     /// O(1).
-    func latest(of key: String?, now: UInt64, retired: inout Retired) -> Entry? {
-        if let expired = removeExpired(of: key, now: now) { retired.add(ReleasedLater(expired)) }
+    func latest(of key: String?, now: UInt64, after: inout AfterUnlock) -> Entry? {
+        if let expired = removeExpired(of: key, now: now) { after.release(ReleasedLater(expired)) }
         guard let latest = slots[key]?.entries.last, !latest.isHeld else { return nil }
         return latest
     }
@@ -191,20 +191,20 @@ final class StickyStore<E: Sendable>: StickySlots {
     }
 
     /// Removes and returns the latest live entry of `key` that is not held; an expired one goes to
-    /// `retired`. O(1).
-    func takeLatest(of key: String?, now: UInt64, retired: inout Retired) -> Entry? {
-        guard latest(of: key, now: now, retired: &retired) != nil else { return nil }
+    /// `after`. O(1).
+    func takeLatest(of key: String?, now: UInt64, after: inout AfterUnlock) -> Entry? {
+        guard latest(of: key, now: now, after: &after) != nil else { return nil }
         return update(key) { $0.entries.removeLast() }
     }
 
-    /// Removes every entry of `key`, held ones included, into `retired` (the ring whole: O(1));
+    /// Removes every entry of `key`, held ones included, into `after` (the ring whole: O(1));
     /// returns how many it removed that were kept and live (neither held nor expired).
-    func remove(_ key: String?, now: UInt64, retired: inout Retired) -> Int {
+    func remove(_ key: String?, now: UInt64, after: inout AfterUnlock) -> Int {
         guard slots[key] != nil else { return 0 }
         return update(key) { slot in
             // An expired entry is never held (only `.untilDelivered` ones are, which have no TTL).
             let removed = slot.keptCount - (slot.entries.first?.isExpired(at: now) ?? false ? 1 : 0)
-            retired.add(ReleasedLater(slot.entries))
+            after.release(ReleasedLater(slot.entries))
             slot.entries = RingBuffer()
             return removed
         }

@@ -46,7 +46,7 @@
 package struct Locked<State>: @unchecked Sendable {
     // @unchecked Sendable: `State` is only reached through `withLock`, which holds the mutex. What a
     // `withLock` closure returns leaves the lock: callers return only values they may hand to the
-    // calling thread (the registry returns nodes it has pinned or retained, and what it retired, for
+    // calling thread (the registry returns nodes it has pinned or retained, and what it let go of, for
     // the caller to deliver to or release after unlocking).
     private let storage: LockStorage<State>
 

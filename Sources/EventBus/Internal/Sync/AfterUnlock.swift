@@ -1,0 +1,164 @@
+/// Everything a registry operation leaves to do once the bus's lock is let go of: the one carrier
+/// of the core. Objects to release (so that no `deinit` runs under the lock), bags to tell, work
+/// the hooks asked for, the owned subscriptions the sweep picked (loading an owner retains it, and
+/// its release may run its `deinit`, so they are checked only after unlocking), a sweep pass to
+/// schedule on the main queue, and records for the tracer.
+///
+/// The registry fills its own (``Registry/afterUnlock``); the executor (`BusCore.withRegistry`)
+/// takes it out before unlocking and performs it after. The common cases cost two loads and no
+/// allocation: nothing to do, or one object to release (a dispose's node). The sweep's picks have
+/// two inline slots of their own, since every operation on a bus with owned subscriptions picks.
+///
+/// A value, taken out of the registry once (``Registry/takeAfterUnlock()``) into a variable, and
+/// performed once there: `perform` moves what it holds out of it (so the last releases happen
+/// inside ``ReleaseLoop``, never when a copy is dropped), and its picks are references it owns.
+package struct AfterUnlock {
+    /// What an operation leaves beyond its first object and its sweep's picks: rarer, kept together.
+    private enum Entry {
+        /// An object to release.
+        case object(AnyObject)
+        /// A bag whose token's subscription ended, with that subscription's id.
+        case bag(BagTokens, UInt64)
+        /// Work decided on under the lock (installing an observer, reporting a refusal).
+        case work(() -> Void)
+        /// A subscription registered (`reason` nil) or ended, for the tracer read with it.
+        case trace(SubscriptionNode, TraceRecord.Ended.Reason?, @Sendable (TraceRecord) -> Void)
+    }
+
+    private var first: AnyObject?
+    private var more: [Entry]?
+    // Unmanaged: each is retained by `pick` and released by `perform` (a batch that picked nothing,
+    // the commonest case, then costs no reference counting at all).
+    private var firstPick: Unmanaged<SubscriptionNode>?
+    private var secondPick: Unmanaged<SubscriptionNode>?  // Unmanaged: as `firstPick`
+    /// Set when the sweep skipped a full turn's worth of main-bound owners off the main queue: a
+    /// pass there is scheduled.
+    var mainSweepDue = false
+
+    init() {}
+
+    /// Room for `count` objects, allocated now (made before taking the lock: an allocation under
+    /// the lock would make every thread waiting for it wait for the allocator too).
+    init(capacity count: Int) {
+        guard count > 1 else { return }
+        more = []
+        more!.reserveCapacity(count - 1)
+    }
+
+    // MARK: Filled under the lock
+
+    // Unmanaged: `reference` is owned (+1) by the caller, and released here by `perform`.
+    mutating func adopt(_ reference: Unmanaged<SubscriptionNode>) {
+        release(reference.takeRetainedValue())
+    }
+
+    /// Releases `object` after unlocking.
+    package mutating func release(_ object: consuming AnyObject) {
+        if first == nil { first = object } else { append(.object(object)) }
+    }
+
+    /// Tells `bag` that the subscription `id` ended.
+    mutating func tell(_ bag: BagTokens, forget id: UInt64) {
+        append(.bag(bag, id))
+    }
+
+    /// Runs `body` after unlocking (before the objects are released).
+    package mutating func run(_ body: @escaping () -> Void) {
+        append(.work(body))
+    }
+
+    /// Hands `tracer` the record of `node`'s registration (`reason` nil) or end.
+    mutating func trace(_ node: SubscriptionNode, ended reason: TraceRecord.Ended.Reason?, to tracer: @escaping @Sendable (TraceRecord) -> Void) {
+        append(.trace(node, reason, tracer))
+    }
+
+    /// Whether the sweep's two slots are taken.
+    var isSweepFull: Bool { secondPick != nil }
+
+    /// Picks `node` for an owner check, unless its owner may only be released on the main queue
+    /// and this is not it (then counts it in `skippedMainBound`).
+    @inline(__always)
+    mutating func pick(_ node: SubscriptionNode, skippedMainBound: inout Int) {
+        if node.ownerBelongsToMain && !isOnMainQueue {
+            skippedMainBound += 1
+            return
+        }
+        // Unmanaged: retained here, released by `perform`.
+        if firstPick == nil { firstPick = .passRetained(node) } else { secondPick = .passRetained(node) }
+    }
+
+    private mutating func append(_ entry: consuming Entry) {
+        if more == nil { more = [entry] } else { more!.append(entry) }
+    }
+
+    // MARK: What tests read
+
+    /// The objects to release.
+    var releaseCount: Int { (first == nil ? 0 : 1) + (more?.count { if case .object = $0 { true } else { false } } ?? 0) }
+    /// The bags to tell.
+    var bagCount: Int { more?.count { if case .bag = $0 { true } else { false } } ?? 0 }
+    /// The work hooks to run.
+    var workCount: Int { more?.count { if case .work = $0 { true } else { false } } ?? 0 }
+    /// The ids of the subscriptions to trace, with their end's reason (nil: registered).
+    var traced: [(id: UInt64, ended: TraceRecord.Ended.Reason?)] {
+        more?.compactMap { if case .trace(let node, let reason, _) = $0 { (node.id, reason) } else { nil } } ?? []
+    }
+    /// The ids of the subscriptions the sweep picked.
+    var pickedIDs: [UInt64] {
+        // Unmanaged: retained by `pick`.
+        [firstPick, secondPick].compactMap { $0?._withUnsafeGuaranteedRef(\.id) }
+    }
+
+    // MARK: Performed after unlocking
+
+    /// Does it all, with no lock held: tells the bags and runs the work in the order they came,
+    /// hands the tracer its records, checks the picked owners (reclaiming through `core` the
+    /// subscriptions whose owner is gone, scheduling a main-queue pass if due), then releases the
+    /// objects through ``ReleaseLoop`` (their deinits may call the bus again).
+    @inline(__always)
+    mutating func perform(in core: BusCore) {
+        // Most operations leave nothing (three loads, no call) or one object (a dispose's node).
+        guard more == nil && firstPick == nil && !mainSweepDue else {
+            performAll(in: core)
+            return
+        }
+        if first != nil { ReleaseLoop.drop(first.take()) }
+    }
+
+    @inline(never)
+    private mutating func performAll(in core: BusCore) {
+        if let more {
+            for entry in more {
+                switch entry {
+                case .object: break  // released with `more`, last
+                case .bag(let bag, let id): bag.forget(id)
+                case .work(let body): body()
+                case .trace(let node, let reason, let tracer):
+                    tracer(reason.map { .ended(Self.end(of: node, reason: $0)) } ?? .subscribed(node.info()))
+                }
+            }
+        }
+        if mainSweepDue { core.scheduleMainSweep() }
+        // Unmanaged: the references `pick` took.
+        let firstPicked = firstPick.take()?.takeRetainedValue()
+        let secondPicked = secondPick.take()?.takeRetainedValue()  // Unmanaged: as above
+        mainSweepDue = false
+        let firstDead = firstPicked.map(Self.ownerIsGone) ?? false
+        let secondDead = secondPicked.map(Self.ownerIsGone) ?? false
+        // Without allocating (an array of the two would be one allocation per reclaim).
+        if firstDead, let node = firstPicked { core.reclaim(CollectionOfOne(node.handle)) }
+        if secondDead, let node = secondPicked { core.reclaim(CollectionOfOne(node.handle)) }
+        // Often the last references: their deinits may call the bus, whose sweep may reclaim more.
+        ReleaseLoop.drop((first.take(), more.take(), consume firstPicked, consume secondPicked))
+    }
+
+    private static func end(of node: SubscriptionNode, reason: TraceRecord.Ended.Reason) -> TraceRecord.Ended {
+        TraceRecord.Ended(id: node.id, type: node.subscribedType, reason: reason, callSite: node.callSite.description)
+    }
+
+    /// Whether `node` is live and its owner gone. (Loading the owner retains it: call it with no
+    /// lock held, and for a main-bound owner only on the main queue.)
+    static func ownerIsGone(_ node: SubscriptionNode) -> Bool {
+        node.isLive && node.owner == nil
+    }
+}

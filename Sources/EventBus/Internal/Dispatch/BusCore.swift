@@ -310,7 +310,6 @@ final class BusCore: Sendable {
         tracer(record())
     }
 
-
     /// The bus's dead-event handler.
     var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
         get { withRegistry { registry in registry.deadEventHandler } }
@@ -463,10 +462,10 @@ final class BusCore: Sendable {
                     leftMonitors: plan.leftMonitors)
             case .planThenSupertypes(let bucket):
                 plan.run(event, key: key, in: self)
-                tally = deliver(event, as: bucket, key: key, after: plan)
+                tally = deliver(event, as: bucket.bucket, key: key, after: plan)
             case .hooks(let bucket):
                 tally.isHooked = true
-                handOver(event, to: bucket, refusingSticky: sticky != nil)
+                handOver(event, to: bucket.bucket, refusingSticky: sticky != nil)
             case .nothing:
                 break
             }

@@ -92,6 +92,7 @@ struct DispatchPlan {
     /// Under the lock: starts the walk over `bucket`'s subscribers of `key` (and the unkeyed ones,
     /// unless the plan was made without), delivering to subscriptions up to `lastID` (or the limit
     /// ``limit(to:)`` set). Every later call gets the same `key`.
+    @inline(__always)
     mutating func start(
         in bucket: Bucket, key: String?, lastID: UInt64, registry: inout Registry
     ) {

@@ -12,18 +12,26 @@ extension Registry {
         var held: UInt64 = 0
     }
 
-    /// Where a dispatch's event goes. The bucket is the event type's, whose hooks or supertypes
-    /// are read after unlocking: such a bucket is never removed while the bus lives (see
-    /// `Bucket.isRemovable`), and both are constants.
+    /// Where a dispatch's event goes.
     enum Route {
         /// To the subscribers the plan holds.
         case plan
         /// To the subscribers the plan holds, then to the supertypes'.
-        case planThenSupertypes(Bucket)
+        case planThenSupertypes(LastingBucket)
         /// Nowhere: no subscriber, no hooks, no supertypes.
         case nothing
         /// To the type's hooks.
-        case hooks(Bucket)
+        case hooks(LastingBucket)
+    }
+
+    /// The bucket of an event type with hooks or supertypes, read after unlocking: such a bucket
+    /// is never removed while the bus lives (see `Bucket.isRemovable`), and its hooks and
+    /// supertypes are constants, so neither the lock nor a reference is needed (a reference would
+    /// make every route, the plain dispatch's too, cost a release).
+    struct LastingBucket {
+        // unowned(unsafe): never removed while the bus lives (above), and a dispatch that has this
+        // runs on the bus (its caller holds it).
+        unowned(unsafe) let bucket: Bucket
     }
 
     /// Begin a dispatch: the sweep step of `ticks` dispatches, then the first chunk of `E`'s
@@ -50,7 +58,7 @@ extension Registry {
             var supertypes = false
             if !bucket.isPlain {
                 if bucket.hooks != nil, !request.bypassingHooks {
-                    start.route = .hooks(bucket)
+                    start.route = .hooks(LastingBucket(bucket: bucket))
                     return start
                 }
                 supertypes = bus != nil && bucket.supertypes != nil
@@ -65,7 +73,7 @@ extension Registry {
                     !supertypes ? plan.foundSubscribers : receives(key, in: bucket, orIn: sticky.supertypeIDs)
                 start.held = storeSticky(event, key: key, (sticky.policy, mayBeReceived), in: bucket)
             }
-            start.route = supertypes ? .planThenSupertypes(bucket) : .plan
+            start.route = supertypes ? .planThenSupertypes(LastingBucket(bucket: bucket)) : .plan
             return start
         }
     }
@@ -74,7 +82,8 @@ extension Registry {
     /// unlinked now) and takes the next, into `chunk` if given (a larger buffer than the
     /// dispatch's own: see ``DispatchPlan``). O(chunk).
     mutating func continueDispatch(
-        _ plan: inout DispatchPlan, key: String?, into chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>? = nil
+        _ plan: inout DispatchPlan, key: String?,
+        into chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>? = nil
     ) {
         plan.next(key: key, into: chunk, registry: &self)
     }

@@ -115,8 +115,7 @@ struct Registry {
     /// taken out (the executor calls it last, before unlocking, and performs it after).
     @inline(__always)
     mutating func takeAfterUnlock() -> AfterUnlock {
-        defer { afterUnlock = AfterUnlock() }
-        return afterUnlock
+        afterUnlock.take()
     }
 
     /// Makes `prepared` (empty, with room made before the lock was taken) the carrier of what the
@@ -305,8 +304,11 @@ struct Registry {
     @inline(never)
     private mutating func pickForSweep(_ work: Work, times: Int) {
         sweepCredit += work.rawValue * times
-        while sweepCredit >= 8 && !afterUnlock.isSweepFull {
+        // A ring of one node is not picked twice by one operation.
+        var picks = 0
+        while sweepCredit >= 8 && !afterUnlock.isSweepFull && picks < ownedCount {
             sweepCredit -= 8
+            picks += 1
             guard let node = advanceSweepCursor() else { break }
             afterUnlock.pick(node, skippedMainBound: &mainBoundSkipped)
         }
@@ -564,13 +566,16 @@ struct Registry {
         return end < slots.count ? end : nil
     }
 
+    @inline(never)
     private mutating func unlinkNode(_ node: SubscriptionNode, from bucket: Bucket) {
         guard node.isLinked else { return }
         if node.pins > 0 {
             node.unlinkWhenUnpinned = true
             return
         }
-        if bucket.remove(node, after: &afterUnlock), let key = node.key { bucket.hooks?.keyEnded(key, after: &afterUnlock) }
+        if bucket.remove(node, after: &afterUnlock), let key = node.key {
+            bucket.hooks?.keyEnded(key, after: &afterUnlock)
+        }
         noteMaybeEmpty(bucket)
     }
 
@@ -694,7 +699,9 @@ struct Registry {
     ) {
         guard let bucket = buckets[typeID], let sticky = bucket.sticky else { return }
         let before = sticky.count
-        if let removed = sticky.settle(key: key, sequence: sequence, received: received) { afterUnlock.release(removed) }
+        if let removed = sticky.settle(key: key, sequence: sequence, received: received) {
+            afterUnlock.release(removed)
+        }
         stickyCount += sticky.count - before
         noteMaybeEmpty(bucket)
     }
@@ -727,7 +734,8 @@ struct Registry {
 
     /// Read: the kept events of `E` and `key` that are live and not held, oldest first. O(events).
     mutating func stickyEvents<E: Sendable>(of _: E.Type, key: String?) -> [E] {
-        withStore(of: E.self) { store, now, after in store.entries(of: key, now: now, after: &after).map(\.event) } ?? []
+        withStore(of: E.self) { store, now, after in store.entries(of: key, now: now, after: &after).map(\.event) }
+            ?? []
     }
 
     /// Take: removes and returns the latest kept event of `E` and `key` that is live and not held.

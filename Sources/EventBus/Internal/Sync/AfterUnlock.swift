@@ -45,6 +45,18 @@ package struct AfterUnlock {
         more!.reserveCapacity(count - 1)
     }
 
+    /// Moves what it holds into a new carrier, leaving this one empty (no reference counting).
+    @inline(__always)
+    mutating func take() -> AfterUnlock {
+        var taken = AfterUnlock()
+        taken.first = first.take()
+        taken.more = more.take()
+        taken.firstPick = firstPick.take()
+        taken.secondPick = secondPick.take()
+        swap(&taken.mainSweepDue, &mainSweepDue)
+        return taken
+    }
+
     // MARK: Filled under the lock
 
     // Unmanaged: `reference` is owned (+1) by the caller, and released here by `perform`.
@@ -68,7 +80,10 @@ package struct AfterUnlock {
     }
 
     /// Hands `tracer` the record of `node`'s registration (`reason` nil) or end.
-    mutating func trace(_ node: SubscriptionNode, ended reason: TraceRecord.Ended.Reason?, to tracer: @escaping @Sendable (TraceRecord) -> Void) {
+    mutating func trace(
+        _ node: SubscriptionNode, ended reason: TraceRecord.Ended.Reason?,
+        to tracer: @escaping @Sendable (TraceRecord) -> Void
+    ) {
         append(.trace(node, reason, tracer))
     }
 
@@ -94,7 +109,9 @@ package struct AfterUnlock {
     // MARK: What tests read
 
     /// The objects to release.
-    var releaseCount: Int { (first == nil ? 0 : 1) + (more?.count { if case .object = $0 { true } else { false } } ?? 0) }
+    var releaseCount: Int {
+        (first == nil ? 0 : 1) + (more?.count { if case .object = $0 { true } else { false } } ?? 0)
+    }
     /// The bags to tell.
     var bagCount: Int { more?.count { if case .bag = $0 { true } else { false } } ?? 0 }
     /// The work hooks to run.
@@ -119,14 +136,21 @@ package struct AfterUnlock {
     mutating func perform(in core: BusCore) {
         // Most operations leave nothing (three loads, no call) or one object (a dispose's node).
         guard more == nil && firstPick == nil && !mainSweepDue else {
-            performAll(in: core)
+            Self.performAll(take(), in: core)
             return
         }
         if first != nil { ReleaseLoop.drop(first.take()) }
     }
 
+    /// `perform` when there is more than one object to release. Static, on a carrier moved into it:
+    /// its caller's is then known to be empty, and dropping it costs nothing.
     @inline(never)
-    private mutating func performAll(in core: BusCore) {
+    private static func performAll(_ carrier: consuming AfterUnlock, in core: BusCore) {
+        var carrier = carrier
+        carrier.performEach(in: core)
+    }
+
+    private mutating func performEach(in core: BusCore) {
         if let more {
             for entry in more {
                 switch entry {

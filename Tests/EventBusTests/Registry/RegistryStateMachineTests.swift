@@ -1,0 +1,264 @@
+import Dispatch
+import Testing
+
+@testable import EventBus
+
+/// The registry as a state machine, driven directly: each operation's result and what it leaves to
+/// do after unlocking (``AfterUnlock``) are checked without a lock, a thread or a bus around it, the
+/// way swift-nio tests its state machines. (`RegistryModelTests` drives it with random sequences.)
+@Suite("Registry: each operation returns what to do after unlocking")
+struct RegistryStateMachineTests {
+    struct Alpha: Event {}
+    struct Beta: Event {}
+    final class Owner: Sendable {}
+
+    /// A registry with a bus that supplies nodes and buckets (its own registry stays empty), and a
+    /// count of the handler calls.
+    struct Machine {
+        var registry: Registry
+        let bus = EventBus()
+        let calls = Shared(0)
+
+        init(clock: StickyClock = .system) {
+            registry = Registry(clock: clock)
+        }
+
+        /// Makes a subscription's nodes as the bus does before locking, and subscribes them.
+        mutating func subscribe<E: Event>(_: E.Type, keys: [String] = [], owner: Owner? = nil) -> SubscriptionHandle? {
+            var traits = SubscriptionTraits()
+            traits.isOwned = owner != nil
+            let calls = calls
+            let body = Body<E>.immediate(.event { _ in calls.increment() })
+            let primary = bus.core.makeNodes(
+                keys: SubscriptionKeys(keys), body: body, traits: traits, owner: owner,
+                callSite: CallSite(fileID: #fileID, line: #line))
+            return registry.subscribe(primary, of: E.self, traits: traits, bus: bus)
+        }
+
+        /// Takes out what the operations so far left to do, as the executor does before unlocking.
+        mutating func takeAfterUnlock() -> AfterUnlock { registry.takeAfterUnlock() }
+
+        /// Performs it, as the executor does after unlocking.
+        mutating func settle() {
+            var after = registry.takeAfterUnlock()
+            after.perform(in: bus.core)
+        }
+
+        /// Begins a dispatch of `event` and, if its route is the plan, delivers along it (two
+        /// subscribers at most: the plan's last chunk, so no other step of the registry is needed).
+        mutating func dispatch<E: Event>(
+            _ event: E, _ request: BusCore.DispatchRequest
+        ) -> (start: Registry.DispatchStart, found: Bool) {
+            withUnsafeTemporaryAllocation(
+                of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.firstChunkCapacity
+            ) { chunk in
+                var plan = DispatchPlan(includingUnkeyed: true, chunk: chunk)
+                return withUnsafePointer(to: event) { event in
+                    let start = registry.beginDispatch(event, key: nil, request, ticks: 1, plan: &plan)
+                    let found = plan.foundSubscribers
+                    settle()
+                    if case .plan = start.route { plan.run(event, key: nil, in: bus.core) }
+                    if start.held != 0 {
+                        registry.endHolding(
+                            StickyHold(typeID: ObjectIdentifier(E.self), key: nil, sequence: start.held),
+                            received: plan.reached > 0, enqueued: 0)
+                    }
+                    return (start, found)
+                }
+            }
+        }
+    }
+
+    @Test("Subscribe returns a handle, and a record for the tracer if one is set")
+    func subscribeReturnsHandleAndTrace() {
+        var machine = Machine()
+        let first = machine.subscribe(Alpha.self)
+        #expect(first != nil)
+        #expect(machine.takeAfterUnlock().traced.isEmpty)
+        machine.registry.tracer = { _ in }
+        let second = machine.subscribe(Alpha.self)
+        let after = machine.takeAfterUnlock()
+        #expect(after.traced.map(\.id) == [second!.id])
+        #expect(after.traced.first?.ended == nil)
+        #expect(machine.registry.subscriptionCount == 2)
+        machine.registry.tracer = nil
+        var rest = after
+        rest.perform(in: machine.bus.core)
+    }
+
+    @Test("End returns whether it ended the subscription, and leaves its node to release and its bag to tell")
+    func endLeavesNodeAndBag() {
+        var machine = Machine()
+        let handle = machine.subscribe(Alpha.self, keys: ["a", "b"])!
+        machine.settle()
+        let bag = BagTokens()
+        let attached = machine.registry.attach(handle, to: bag)
+        #expect(attached)
+        let ended = machine.registry.end(handle, reason: .disposed)
+        #expect(ended)
+        var after = machine.takeAfterUnlock()
+        #expect(after.releaseCount == 2)  // the lists' references to its two nodes
+        #expect(after.bagCount == 1)
+        after.perform(in: machine.bus.core)
+        let endedAgain = machine.registry.end(handle, reason: .disposed)
+        #expect(!endedAgain)  // already ended: nothing to do
+        let none = machine.takeAfterUnlock()
+        #expect(none.releaseCount == 0 && none.bagCount == 0)
+        #expect(!machine.registry.isLive(handle))
+    }
+
+    @Test("End with a tracer set records the end's reason")
+    func endTracesReason() {
+        var machine = Machine()
+        let handle = machine.subscribe(Alpha.self)!
+        machine.settle()
+        machine.registry.tracer = { _ in }
+        machine.registry.end(handle, reason: .ownerGone)
+        var after = machine.takeAfterUnlock()
+        #expect(after.traced.map(\.ended) == [.ownerGone])
+        after.perform(in: machine.bus.core)
+    }
+
+    @Test("The sweep step picks owned subscriptions, each once per turn")
+    func sweepStepPicksEachOwnedOnce() {
+        var machine = Machine()
+        let owners = (0..<5).map { _ in Owner() }
+        var ids: Set<UInt64> = []
+        for owner in owners { ids.insert(machine.subscribe(Alpha.self, owner: owner)!.id) }
+        machine.settle()
+        var picked: [UInt64] = []
+        // A subscribe pays for two checks (16 eighths): three steps pick all five and one more.
+        for _ in 0..<3 {
+            machine.registry.tick(.subscribe)
+            var after = machine.takeAfterUnlock()
+            #expect(after.pickedIDs.count == 2)
+            picked += after.pickedIDs
+            after.perform(in: machine.bus.core)  // owners alive: nothing reclaimed
+        }
+        #expect(Set(picked.prefix(5)) == ids)
+        #expect(machine.registry.subscriptionCount == 5)
+        withExtendedLifetime(owners) {}
+    }
+
+    @Test("A sweep pick whose owner is gone is reclaimed when performed")
+    func sweepPickOfDeadOwnerIsReclaimed() {
+        var machine = Machine()
+        var owner: Owner? = Owner()
+        let handle = machine.subscribe(Alpha.self, owner: owner)!
+        machine.settle()
+        owner = nil
+        machine.registry.tick(.subscribe)
+        var after = machine.takeAfterUnlock()
+        #expect(after.pickedIDs == [handle.id])
+        // Performing it reclaims through the bus's own core, not this registry: what it decided
+        // (the pick) is what is under test here.
+        after.perform(in: machine.bus.core)
+    }
+
+    @Test("Begin a dispatch: nowhere with no subscriber, a dead event reported if a handler is set")
+    func dispatchWithNobody() {
+        var machine = Machine()
+        var (start, found) = machine.dispatch(Alpha(), BusCore.DispatchRequest(bus: machine.bus))
+        guard case .nothing = start.route else {
+            Issue.record("route \(start.route)")
+            return
+        }
+        #expect(!found && start.reports == 0)
+        machine.registry.deadEventHandler = { _ in }
+        (start, found) = machine.dispatch(Alpha(), BusCore.DispatchRequest(bus: machine.bus))
+        #expect(start.reports & 1 == 1)
+        machine.registry.deadEventHandler = nil
+    }
+
+    @Test("Begin a dispatch: the plan holds the subscribers, delivered to after unlocking")
+    func dispatchDelivers() {
+        var machine = Machine()
+        _ = machine.subscribe(Alpha.self)
+        _ = machine.subscribe(Alpha.self)
+        _ = machine.subscribe(Beta.self)
+        machine.settle()
+        let (start, found) = machine.dispatch(Alpha(), BusCore.DispatchRequest(bus: machine.bus))
+        guard case .plan = start.route else {
+            Issue.record("route \(start.route)")
+            return
+        }
+        #expect(found)
+        #expect(machine.calls.value == 2)
+    }
+
+    @Test(
+        "A sticky dispatch nobody receives keeps the event, readable at once; an untilDelivered one received is held, then let go of"
+    )
+    func stickyDispatch() {
+        var machine = Machine()
+        let latest = BusCore.DispatchRequest(bus: machine.bus, sticky: StickyDispatch(.latest, for: Alpha.self))
+        var (start, _) = machine.dispatch(Alpha(), latest)
+        #expect(start.held == 0)
+        let kept = machine.registry.latestSticky(of: Alpha.self, key: nil)
+        #expect(kept != nil)
+        let taken = machine.registry.takeSticky(of: Alpha.self, key: nil)
+        #expect(taken != nil)
+        let keptAfterTake = machine.registry.latestSticky(of: Alpha.self, key: nil)
+        #expect(keptAfterTake == nil)
+        machine.settle()
+
+        let once = BusCore.DispatchRequest(bus: machine.bus, sticky: StickyDispatch(.untilDelivered, for: Alpha.self))
+        (start, _) = machine.dispatch(Alpha(), once)
+        #expect(start.held == 0)  // nobody to receive it: kept, not held
+        let keptCount = machine.registry.stickyEvents(of: Alpha.self, key: nil).count
+        #expect(keptCount == 1)
+        let removed = machine.registry.removeSticky(of: Alpha.self, key: nil)
+        #expect(removed == 1)
+        machine.settle()
+
+        _ = machine.subscribe(Alpha.self)
+        (start, _) = machine.dispatch(Alpha(), once)
+        #expect(start.held != 0)  // held by the dispatch, then let go of (received)
+        #expect(machine.registry.stickyCount == 0)
+        var after = machine.takeAfterUnlock()
+        #expect(after.releaseCount == 1)  // the received event
+        after.perform(in: machine.bus.core)
+    }
+
+    @Test("The sweep step lets go of expired sticky events, a bounded number per operation")
+    func sweepStepExpires() {
+        let clock = ManualEventClock()
+        var machine = Machine(clock: .manual(clock))
+        let ttl = BusCore.DispatchRequest(
+            bus: machine.bus, sticky: StickyDispatch(.latest(ttl: .seconds(1)), for: Alpha.self))
+        _ = machine.dispatch(Alpha(), ttl)
+        let ttlBeta = BusCore.DispatchRequest(
+            bus: machine.bus, sticky: StickyDispatch(.latest(ttl: .seconds(1)), for: Beta.self))
+        _ = machine.dispatch(Beta(), ttlBeta)
+        machine.settle()
+        #expect(machine.registry.stickyCount == 2)
+        clock.advance(by: .seconds(2))
+        machine.registry.tick(.dispose)
+        var after = machine.takeAfterUnlock()
+        #expect(after.releaseCount == Registry.expiriesPerOperation)
+        #expect(machine.registry.stickyCount == 0)
+        after.perform(in: machine.bus.core)
+    }
+
+    @Test("Removing everything ends every subscription, tells the bags, and records each end for the tracer")
+    func removeAll() {
+        var machine = Machine()
+        let handles = (0..<3).compactMap { _ in machine.subscribe(Alpha.self, keys: ["k"]) }
+        machine.settle()
+        let bag = BagTokens()
+        let attached = machine.registry.attach(handles[0], to: bag)
+        #expect(attached)
+        let records = Shared(0)
+        machine.registry.tracer = { _ in records.increment() }
+        machine.registry.removeAll()
+        #expect(machine.registry.tracer == nil)
+        var after = machine.takeAfterUnlock()
+        #expect(after.traced.count == 3)
+        #expect(Set(after.traced.map(\.ended)) == [.busGone])
+        #expect(after.bagCount == 1)
+        #expect(machine.registry.subscriptionCount == 0)
+        after.perform(in: machine.bus.core)
+        #expect(records.value == 3)
+        #expect(handles.allSatisfy { !machine.registry.isLive($0) })
+    }
+}

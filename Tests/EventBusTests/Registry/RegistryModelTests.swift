@@ -57,9 +57,10 @@ struct RegistryModelTests {
 
         /// The ids of the subscriptions in the ring of owned ones, one full turn of it.
         mutating func ownedRing() -> Set<UInt64> {
-            var nodes = ContiguousArray<SubscriptionNode>()
-            registry.takeForPurge(limit: registry.ownedCount, into: &nodes, onMain: true)
-            return Set(nodes.map(\.id))
+            registry.pickForPurge(limit: registry.ownedCount, onMain: true)
+            var after = registry.takeAfterUnlock()
+            defer { after.perform(in: bus.core) }  // owners alive: nothing reclaimed
+            return Set(after.pickedIDs)
         }
     }
 

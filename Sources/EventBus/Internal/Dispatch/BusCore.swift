@@ -556,14 +556,8 @@ final class BusCore: Sendable {
         while remaining > 0 {
             let batch = Swift.min(remaining, 256)
             remaining -= batch
-            var nodes = ContiguousArray<SubscriptionNode>()
-            nodes.reserveCapacity(batch)  // not under the lock
-            withRegistry { registry in registry.takeForPurge(limit: batch, into: &nodes, onMain: onMain) }
-            // Eagerly, with no lock held: loading an owner may release its last reference.
-            let dead = nodes.filter(AfterUnlock.ownerIsGone).map(\.handle)
-            if !dead.isEmpty { reclaim(dead) }
-            // Often the last references, released as `ReleaseLoop` says (a deinit may call the bus).
-            ReleaseLoop.drop(consume nodes)
+            // The owners are checked after unlocking, as the sweep's are (see `AfterUnlock`).
+            withRegistry(reserving: batch) { registry in registry.pickForPurge(limit: batch, onMain: onMain) }
             Locked<Registry>.yieldToWaiters()
         }
         if !onMain { scheduleMainSweep(force: true) }

@@ -323,14 +323,16 @@ struct Registry {
         return node
     }
 
-    /// Up to `limit` owned nodes from the sweep cursor on, for a purge pass.
-    mutating func takeForPurge(limit: Int, into nodes: inout ContiguousArray<SubscriptionNode>, onMain: Bool) {
+    /// A purge step: picks up to `limit` owned nodes from the sweep cursor on for an owner check
+    /// (into ``afterUnlock``: reserve room for them before locking); main-bound ones are skipped
+    /// unless `onMain`. O(limit).
+    mutating func pickForPurge(limit: Int, onMain: Bool) {
         for _ in 0..<Swift.min(limit, ownedCount) {
             guard let node = advanceSweepCursor() else { return }
             if node.ownerBelongsToMain && !onMain {
                 mainBoundSkipped += 1
             } else {
-                nodes.append(node)
+                afterUnlock.check(node)
             }
         }
     }

@@ -1,8 +1,8 @@
 /// Everything a registry operation leaves to do once the bus's lock is let go of: the one carrier
 /// of the core. Objects to release (so that no `deinit` runs under the lock), bags to tell, work
-/// the hooks asked for, the owned subscriptions the sweep picked (loading an owner retains it, and
-/// its release may run its `deinit`, so they are checked only after unlocking), a sweep pass to
-/// schedule on the main queue, and records for the tracer.
+/// the hooks asked for, the owned subscriptions the sweep or a purge picked (loading an owner
+/// retains it, and its release may run its `deinit`, so they are checked only after unlocking), a
+/// sweep pass to schedule on the main queue, and records for the tracer.
 ///
 /// The registry fills its own (``Registry/afterUnlock``); the executor (`BusCore.withRegistry`)
 /// takes it out before unlocking and performs it after. The common cases cost two loads and no
@@ -21,6 +21,8 @@ package struct AfterUnlock {
         case bag(BagTokens, UInt64)
         /// Work decided on under the lock (installing an observer, reporting a refusal).
         case work(() -> Void)
+        /// An owned subscription to check for a dead owner (a purge's).
+        case check(SubscriptionNode)
         /// A subscription registered (`reason` nil) or ended, for the tracer read with it.
         case trace(SubscriptionNode, TraceRecord.Ended.Reason?, @Sendable (TraceRecord) -> Void)
     }
@@ -87,6 +89,11 @@ package struct AfterUnlock {
         append(.trace(node, reason, tracer))
     }
 
+    /// Checks `node`'s owner after unlocking (a purge picks many: reserve room for them).
+    mutating func check(_ node: SubscriptionNode) {
+        append(.check(node))
+    }
+
     /// Whether the sweep's two slots are taken.
     var isSweepFull: Bool { secondPick != nil }
 
@@ -120,10 +127,11 @@ package struct AfterUnlock {
     var traced: [(id: UInt64, ended: TraceRecord.Ended.Reason?)] {
         more?.compactMap { if case .trace(let node, let reason, _) = $0 { (node.id, reason) } else { nil } } ?? []
     }
-    /// The ids of the subscriptions the sweep picked.
+    /// The ids of the subscriptions the sweep or a purge picked for an owner check.
     var pickedIDs: [UInt64] {
         // Unmanaged: retained by `pick`.
         [firstPick, secondPick].compactMap { $0?._withUnsafeGuaranteedRef(\.id) }
+            + (more?.compactMap { if case .check(let node) = $0 { node.id } else { nil } } ?? [])
     }
 
     // MARK: Performed after unlocking
@@ -151,12 +159,14 @@ package struct AfterUnlock {
     }
 
     private mutating func performEach(in core: BusCore) {
+        var dead: [SubscriptionHandle] = []  // a purge's: reclaimed together
         if let more {
             for entry in more {
                 switch entry {
                 case .object: break  // released with `more`, last
                 case .bag(let bag, let id): bag.forget(id)
                 case .work(let body): body()
+                case .check(let node): if Self.ownerIsGone(node) { dead.append(node.handle) }
                 case .trace(let node, let reason, let tracer):
                     tracer(reason.map { .ended(Self.end(of: node, reason: $0)) } ?? .subscribed(node.info()))
                 }
@@ -172,6 +182,7 @@ package struct AfterUnlock {
         // Without allocating (an array of the two would be one allocation per reclaim).
         if firstDead, let node = firstPicked { core.reclaim(CollectionOfOne(node.handle)) }
         if secondDead, let node = secondPicked { core.reclaim(CollectionOfOne(node.handle)) }
+        if !dead.isEmpty { core.reclaim(dead) }
         // Often the last references: their deinits may call the bus, whose sweep may reclaim more.
         ReleaseLoop.drop((first.take(), more.take(), consume firstPicked, consume secondPicked))
     }

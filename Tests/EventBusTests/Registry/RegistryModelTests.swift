@@ -55,6 +55,26 @@ struct RegistryModelTests {
             after.perform(in: bus.core)
         }
 
+        /// A sticky dispatch of `event` nobody subscribes to: the registry keeps it as `policy` says.
+        mutating func storeSticky(_ event: Kept, _ policy: StickyPolicy) {
+            let request = BusCore.DispatchRequest(bus: bus, sticky: StickyDispatch(policy, for: Kept.self))
+            withUnsafeTemporaryAllocation(
+                of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.firstChunkCapacity
+            ) { chunk in
+                var plan = DispatchPlan(includingUnkeyed: true, chunk: chunk)
+                let start = withUnsafePointer(to: event) {
+                    registry.beginDispatch($0, key: event.key, request, ticks: 1, plan: &plan)
+                }
+                #expect(!plan.foundSubscribers && start.held == 0)
+            }
+        }
+
+        /// Performs what the operations so far left for after the lock.
+        mutating func settle() {
+            var after = registry.takeAfterUnlock()
+            after.perform(in: bus.core)
+        }
+
         /// The ids of the subscriptions in the ring of owned ones, one full turn of it.
         mutating func ownedRing() -> Set<UInt64> {
             registry.pickForPurge(limit: registry.ownedCount, onMain: true)
@@ -126,6 +146,60 @@ struct RegistryModelTests {
         print(
             "registry model: \(steps) steps over 20 seeds: \(counts.links) links, \(counts.ends) ends, "
                 + "\(counts.staleEnds) ends of ended subscriptions, \(counts.ticks) ticks")
+    }
+
+    /// A kept event: which dispatch it was (its serial).
+    struct Kept: Event {
+        let serial: Int
+        let key: String?
+        var eventType: String? { key }
+    }
+
+    @Test("Sticky dispatches, reads, takes and removals keep what the model keeps, per key and in order")
+    func stickySequences() {
+        var steps = 0
+        var counts = (stores: 0, takes: 0, removes: 0, reads: 0)
+        let keys: [String?] = [nil, "a", "b"]
+        let policies: [(StickyPolicy, limit: Int)] = [(.latest, 1), (.last(3), 3)]
+        for seed in UInt64(1)...20 {
+            var random = SplitMix64(seed: seed)
+            var harness = Harness()
+            // The model: per key, the serials kept, oldest first, and the policy's limit.
+            var kept: [String?: [Int]] = [:]
+            for serial in 0..<1_000 {
+                let key = keys[random.next(below: keys.count)]
+                switch random.next(below: 10) {
+                case 0..<5:
+                    let (policy, limit) = policies[random.next(below: policies.count)]
+                    harness.storeSticky(Kept(serial: serial, key: key), policy)
+                    kept[key, default: []].append(serial)
+                    kept[key] = Array(kept[key]!.suffix(limit))
+                    counts.stores += 1
+                case 5..<7:
+                    let taken = harness.registry.takeSticky(of: Kept.self, key: key)
+                    #expect(taken?.serial == kept[key]?.last, "take of \(String(describing: key))")
+                    if kept[key]?.popLast() != nil, kept[key]!.isEmpty { kept[key] = nil }
+                    counts.takes += 1
+                case 7:
+                    let removed = harness.registry.removeSticky(of: Kept.self, key: key)
+                    #expect(removed == kept[key]?.count ?? 0)
+                    kept[key] = nil
+                    counts.removes += 1
+                default:
+                    let events = harness.registry.stickyEvents(of: Kept.self, key: key).map(\.serial)
+                    #expect(events == kept[key] ?? [], "read of \(String(describing: key))")
+                    let latest = harness.registry.latestSticky(of: Kept.self, key: key)
+                    #expect(latest?.serial == kept[key]?.last)
+                    counts.reads += 1
+                }
+                harness.settle()
+                steps += 1
+                #expect(harness.registry.stickyCount == kept.values.reduce(0) { $0 + $1.count })
+            }
+        }
+        print(
+            "registry sticky model: \(steps) steps over 20 seeds: \(counts.stores) sticky dispatches, "
+                + "\(counts.takes) takes, \(counts.removes) removals, \(counts.reads) reads")
     }
 
     private func check(_ harness: inout Harness, against live: [SubscriptionHandle: Live], ended: [SubscriptionHandle])

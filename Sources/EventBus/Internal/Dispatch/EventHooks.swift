@@ -4,7 +4,7 @@
 /// An event type opts in by conforming to ``HookedEvent``; the bus then makes its hooks once, when
 /// the type is first subscribed to or dispatched, and keeps them for the bus's life. The index calls
 /// the lifecycle methods under the bus lock: they may only update the hooks' own bookkeeping and
-/// must not run user code; work for after unlocking goes through `Retired.afterUnlock`.
+/// must not run user code; work for after unlocking goes through `AfterUnlock.run`.
 /// ``dispatch(_:)`` is called with no lock held.
 ///
 /// Cost for event types without hooks: one `nil` check under the lock a dispatch already holds, and

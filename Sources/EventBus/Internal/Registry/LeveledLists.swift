@@ -35,7 +35,7 @@ struct LeveledLists {
     /// Unlinks `node`, which must be in these lists, and hands the list's reference to it to the
     /// caller (see ``SubscriberList``).
     @inline(__always)
-    // Unmanaged: the list's own reference to `node`, which the caller must release (`Retired.adopt`).
+    // Unmanaged: the list's own reference to `node`, which the caller must release (`AfterUnlock.adopt`).
     mutating func remove(_ node: SubscriptionNode) -> Unmanaged<SubscriptionNode> {
         if node.level == .normal { return normal.remove(node) }
         let reference = others![node.level.index].remove(node)

@@ -431,7 +431,7 @@ struct Registry {
     }
 
     /// Asks `hooks` which keys of the subscription of `primary` they admit: `nil` if none, else the
-    /// primary of the admitted keys' nodes (the others are retired unregistered).
+    /// primary of the admitted keys' nodes (the others are let go of unregistered).
     private static func admit(
         _ primary: SubscriptionNode, by hooks: any EventTypeHooks, after: inout AfterUnlock
     ) -> SubscriptionNode? {

@@ -24,9 +24,9 @@ struct SubscriberList {
     }
 
     /// Unlinks `node`, which must be in this list, and hands the list's reference to it to the
-    /// caller, who releases it after unlocking (`Retired.adopt`).
+    /// caller, who releases it after unlocking (`AfterUnlock.adopt`).
     @inline(__always)
-    // Unmanaged: the list's own reference to `node`, which the caller must release (`Retired.adopt`).
+    // Unmanaged: the list's own reference to `node`, which the caller must release (`AfterUnlock.adopt`).
     mutating func remove(_ node: SubscriptionNode) -> Unmanaged<SubscriptionNode> {
         // Unmanaged: the neighbours are linked, so alive while the list holds their references.
         let (previous, next) = (node.previous, node.next)

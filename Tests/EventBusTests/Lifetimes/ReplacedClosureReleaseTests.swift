@@ -1,0 +1,66 @@
+import Dispatch
+import Testing
+
+@testable import EventBus
+
+/// Replacing the bus's tracer or handlers releases the old closure with no lock held: its captured
+/// values' `deinit` may call the bus ("Guarantees": no lock held during user code). The bus's own
+/// deinit already does so (`removeAll` boxes them); a setter must too.
+@Suite("Lifetimes: a replaced tracer or handler is released with no lock held")
+struct ReplacedClosureReleaseTests {
+    /// Captured by a closure given to the bus. Its deinit asks another thread to take the bus's
+    /// lock and waits up to a second: if the lock is held (by the thread running this deinit), that
+    /// wait times out. (Calling the bus from this thread instead would trap on the re-entrant lock
+    /// in a debug build.)
+    final class LockProbe: @unchecked Sendable {
+        // @unchecked Sendable: `bus` is only read; `lockWasHeld` is a `Shared`.
+        weak var bus: EventBus?
+        let lockWasHeld: Shared<Bool?>
+
+        init(bus: EventBus, lockWasHeld: Shared<Bool?>) {
+            self.bus = bus
+            self.lockWasHeld = lockWasHeld
+        }
+
+        deinit {
+            guard let bus else { return }
+            let done = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                _ = bus.subscriptionCount  // takes the bus's lock
+                done.signal()
+            }
+            let held = done.wait(timeout: .now() + .seconds(1)) == .timedOut
+            lockWasHeld.withLock { $0 = held }
+        }
+    }
+
+    @Test("setting the tracer to nil")
+    func tracer() {
+        let bus = EventBus()
+        let lockWasHeld = Shared<Bool?>(nil)
+        // The closure holds the only reference to the probe.
+        bus.tracer = { [probe = LockProbe(bus: bus, lockWasHeld: lockWasHeld)] _ in withExtendedLifetime(probe) {} }
+        bus.tracer = nil
+        #expect(lockWasHeld.value == false, "the old tracer was released under the bus's lock")
+    }
+
+    @Test("setting the dead-event handler to nil")
+    func deadEventHandler() {
+        let bus = EventBus()
+        let lockWasHeld = Shared<Bool?>(nil)
+        // The closure holds the only reference to the probe.
+        bus.deadEventHandler = { [probe = LockProbe(bus: bus, lockWasHeld: lockWasHeld)] _ in withExtendedLifetime(probe) {} }
+        bus.deadEventHandler = nil
+        #expect(lockWasHeld.value == false, "the old dead-event handler was released under the bus's lock")
+    }
+
+    @Test("setting the handler-error handler to nil")
+    func handlerErrorHandler() {
+        let bus = EventBus()
+        let lockWasHeld = Shared<Bool?>(nil)
+        // The closure holds the only reference to the probe.
+        bus.handlerErrorHandler = { [probe = LockProbe(bus: bus, lockWasHeld: lockWasHeld)] _ in withExtendedLifetime(probe) {} }
+        bus.handlerErrorHandler = nil
+        #expect(lockWasHeld.value == false, "the old handler-error handler was released under the bus's lock")
+    }
+}

@@ -295,11 +295,14 @@ final class BusCore: Sendable {
         return found.map { $0.info() }.sorted { $0.id < $1.id }
     }
 
-    /// The bus's tracer.
+    /// The bus's tracer. Like the handlers below, the one it replaces is swapped out under the lock
+    /// and released after unlocking (the deinits of what it captured may call the bus).
     var tracer: (@Sendable (TraceRecord) -> Void)? {
         get { withRegistry { registry in registry.tracer } }
         set {
-            withRegistry { registry in registry.tracer = newValue }
+            var replaced = newValue
+            withRegistry { registry in swap(&registry.tracer, &replaced) }
+            ReleaseLoop.drop(replaced.take())
         }
     }
 
@@ -313,13 +316,21 @@ final class BusCore: Sendable {
     /// The bus's dead-event handler.
     var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
         get { withRegistry { registry in registry.deadEventHandler } }
-        set { withRegistry { registry in registry.deadEventHandler = newValue } }
+        set {
+            var replaced = newValue
+            withRegistry { registry in swap(&registry.deadEventHandler, &replaced) }
+            ReleaseLoop.drop(replaced.take())
+        }
     }
 
     /// The bus's handler-error handler.
     var handlerErrorHandler: (@Sendable (HandlerError) -> Void)? {
         get { withRegistry { registry in registry.handlerErrorHandler } }
-        set { withRegistry { registry in registry.handlerErrorHandler = newValue } }
+        set {
+            var replaced = newValue
+            withRegistry { registry in swap(&registry.handlerErrorHandler, &replaced) }
+            ReleaseLoop.drop(replaced.take())
+        }
     }
 
     /// What one dispatch did.

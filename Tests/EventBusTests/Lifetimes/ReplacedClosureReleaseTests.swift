@@ -49,7 +49,9 @@ struct ReplacedClosureReleaseTests {
         let bus = EventBus()
         let lockWasHeld = Shared<Bool?>(nil)
         // The closure holds the only reference to the probe.
-        bus.deadEventHandler = { [probe = LockProbe(bus: bus, lockWasHeld: lockWasHeld)] _ in withExtendedLifetime(probe) {} }
+        bus.deadEventHandler = { [probe = LockProbe(bus: bus, lockWasHeld: lockWasHeld)] _ in
+            withExtendedLifetime(probe) {}
+        }
         bus.deadEventHandler = nil
         #expect(lockWasHeld.value == false, "the old dead-event handler was released under the bus's lock")
     }
@@ -59,7 +61,9 @@ struct ReplacedClosureReleaseTests {
         let bus = EventBus()
         let lockWasHeld = Shared<Bool?>(nil)
         // The closure holds the only reference to the probe.
-        bus.handlerErrorHandler = { [probe = LockProbe(bus: bus, lockWasHeld: lockWasHeld)] _ in withExtendedLifetime(probe) {} }
+        bus.handlerErrorHandler = { [probe = LockProbe(bus: bus, lockWasHeld: lockWasHeld)] _ in
+            withExtendedLifetime(probe) {}
+        }
         bus.handlerErrorHandler = nil
         #expect(lockWasHeld.value == false, "the old handler-error handler was released under the bus's lock")
     }

@@ -5,8 +5,9 @@ import Testing
 
 /// Replacing the bus's tracer or handlers releases the old closure with no lock held: its captured
 /// values' `deinit` may call the bus ("Guarantees": no lock held during user code). The bus's own
-/// deinit already does so (`removeAll` boxes them); a setter must too.
-@Suite("Lifetimes: a replaced tracer or handler is released with no lock held")
+/// deinit already does so (`removeAll` boxes them); a setter must too. So must the registry when it
+/// lets go of the oldest of the handler errors it keeps (a thrown error is a user value).
+@Suite("Lifetimes: a replaced tracer or handler, or a handler error let go of, is released with no lock held")
 struct ReplacedClosureReleaseTests {
     /// Captured by a closure given to the bus. Its deinit asks another thread to take the bus's
     /// lock and waits up to a second: if the lock is held (by the thread running this deinit), that
@@ -66,5 +67,31 @@ struct ReplacedClosureReleaseTests {
         }
         bus.handlerErrorHandler = nil
         #expect(lockWasHeld.value == false, "the old handler-error handler was released under the bus's lock")
+    }
+
+    /// An error whose only reference, once reported, is the bus's list of recent handler errors.
+    final class ProbeError: Error, @unchecked Sendable {
+        // @unchecked Sendable: immutable.
+        let probe: LockProbe
+        init(_ probe: LockProbe) { self.probe = probe }
+    }
+
+    @Test("the oldest kept handler error, let go of when the list is full")
+    func oldestHandlerError() {
+        let bus = EventBus()
+        bus.handlerErrorHandler = { _ in }
+        let lockWasHeld = Shared<Bool?>(nil)
+        let thrown = Shared(0)
+        let token = bus.on(TracerRemovalTests.Login.self).next { _ throws in
+            let first = thrown.withLock { count in
+                count += 1
+                return count == 1
+            }
+            if first { throw ProbeError(LockProbe(bus: bus, lockWasHeld: lockWasHeld)) }
+            throw CancellationError()
+        }
+        for _ in 0...Registry.recentHandlerErrorsLimit { bus.dispatch(TracerRemovalTests.Login(userID: "x")) }
+        token.dispose()
+        #expect(lockWasHeld.value == false, "the evicted handler error was released under the bus's lock")
     }
 }

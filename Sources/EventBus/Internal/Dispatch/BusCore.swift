@@ -248,11 +248,12 @@ final class BusCore: Sendable {
 
     /// Hands an error thrown by `node`'s handler to the error handler (no lock held by the caller).
     func report(_ error: HandlerError, from node: SubscriptionNode) {
-        let (handler, firstForNode, traces) = withRegistry { registry in
+        let (handler, firstForNode, traces, evicted) = withRegistry { registry in
             defer { node.printedError = true }
-            registry.noteHandlerError(error)
-            return (registry.handlerErrorHandler, !node.printedError, registry.hasTracer)
+            let evicted = registry.noteHandlerError(error)
+            return (registry.handlerErrorHandler, !node.printedError, registry.hasTracer, evicted)
         }
+        ReleaseLoop.drop(consume evicted)
         if let handler {
             handler(error)
         } else if firstForNode {

@@ -542,11 +542,15 @@ struct Registry {
         bucket.subscriptionCount -= 1
     }
 
-    /// Records a handler error for `EventBusTesting` (the last few, and a count).
-    mutating func noteHandlerError(_ error: HandlerError) {
+    /// Records a handler error for `EventBusTesting` (the last few, and a count); returns the one
+    /// it lets go of to make room, for the caller to release after unlocking (the error a handler
+    /// threw is a user value: its deinit must not run under the lock).
+    mutating func noteHandlerError(_ error: HandlerError) -> HandlerError? {
         handlerErrorCount += 1
-        if recentHandlerErrors.count == Self.recentHandlerErrorsLimit { recentHandlerErrors.removeFirst() }
+        var evicted: HandlerError?
+        if recentHandlerErrors.count == Self.recentHandlerErrorsLimit { evicted = recentHandlerErrors.removeFirst() }
         recentHandlerErrors.append(error)
+        return evicted
     }
 
     /// The live subscriptions' primaries in slots `start..<start + limit` (of `typeID` only, if

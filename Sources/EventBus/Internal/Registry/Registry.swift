@@ -358,7 +358,7 @@ struct Registry {
         guard let node = link(primary, of: E.self, traits: traits, bus: bus) else { return nil }
         // Unmanaged: see `link`.
         return node._withUnsafeGuaranteedRef { node in
-            if let tracer { afterUnlock.trace(node, ended: nil, to: tracer) }
+            if hasTracer { afterUnlock.trace(node, ended: nil) }
             return node.handle
         }
     }
@@ -373,7 +373,7 @@ struct Registry {
     ) -> (node: SubscriptionNode, replay: [StickyStore<E>.Entry])? {
         // Unmanaged: see `link`.
         guard let node = link(primary, of: E.self, traits: traits, bus: bus)?.takeUnretainedValue() else { return nil }
-        if let tracer { afterUnlock.trace(node, ended: nil, to: tracer) }
+        if hasTracer { afterUnlock.trace(node, ended: nil) }
         let keys = node.keys
         let replay = withStore(of: E.self) { store, now, after in
             store.entries(of: keys.isEmpty ? nil : keys, now: now, taking: true, after: &after)
@@ -519,7 +519,7 @@ struct Registry {
         primary._withUnsafeGuaranteedRef { primary in
             // Unmanaged: a bucket with a linked node is not removed.
             primary.bucket!._withUnsafeGuaranteedRef { bucket in end(primary, in: bucket) }
-            if let tracer { afterUnlock.trace(primary, ended: reason, to: tracer) }
+            if hasTracer { afterUnlock.trace(primary, ended: reason) }
         }
         return true
     }

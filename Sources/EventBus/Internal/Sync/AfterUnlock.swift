@@ -23,8 +23,10 @@ package struct AfterUnlock {
         case work(() -> Void)
         /// An owned subscription to check for a dead owner (a purge's).
         case check(SubscriptionNode)
-        /// A subscription registered (`reason` nil) or ended, for the tracer read with it.
-        case trace(SubscriptionNode, TraceRecord.Ended.Reason?, @Sendable (TraceRecord) -> Void)
+        /// A subscription registered (`reason` nil) or ended, for the bus's tracer (read again
+        /// for each record, so a tracer removed by an earlier record's call gets no more), or for
+        /// the one given (the bus's last, at its deinit).
+        case trace(SubscriptionNode, TraceRecord.Ended.Reason?, (@Sendable (TraceRecord) -> Void)?)
     }
 
     private var first: AnyObject?
@@ -81,10 +83,11 @@ package struct AfterUnlock {
         append(.work(body))
     }
 
-    /// Hands `tracer` the record of `node`'s registration (`reason` nil) or end.
+    /// Hands the bus's tracer (`tracer`, if given: the bus's last) the record of `node`'s
+    /// registration (`reason` nil) or end.
     mutating func trace(
         _ node: SubscriptionNode, ended reason: TraceRecord.Ended.Reason?,
-        to tracer: @escaping @Sendable (TraceRecord) -> Void
+        to tracer: (@Sendable (TraceRecord) -> Void)? = nil
     ) {
         append(.trace(node, reason, tracer))
     }
@@ -168,7 +171,10 @@ package struct AfterUnlock {
                 case .work(let body): body()
                 case .check(let node): if Self.ownerIsGone(node) { dead.append(node.handle) }
                 case .trace(let node, let reason, let tracer):
-                    tracer(reason.map { .ended(Self.end(of: node, reason: $0)) } ?? .subscribed(node.info()))
+                    let record = { () -> TraceRecord in
+                        reason.map { .ended(Self.end(of: node, reason: $0)) } ?? .subscribed(node.info())
+                    }
+                    if let tracer { tracer(record()) } else { core.trace(record()) }
                 }
             }
         }

@@ -455,7 +455,7 @@ final class BusCore: Sendable {
             guard idleDispatches.add(1) % Self.idleTickInterval == 0 else { return Tally() }
             ticks = Self.idleTickInterval
         }
-        return withUnsafeTemporaryAllocation(
+        let (tally, reports) = withUnsafeTemporaryAllocation(
             of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.firstChunkCapacity
         ) {
             chunk in
@@ -474,7 +474,7 @@ final class BusCore: Sendable {
                     leftMonitors: plan.leftMonitors)
             case .planThenSupertypes(let bucket):
                 plan.run(event, key: key, in: self)
-                tally = deliver(event, as: bucket.bucket, key: key, after: plan)
+                tally = deliver(event, as: bucket.bucket, key: key, after: &plan)
             case .hooks(let bucket):
                 tally.isHooked = true
                 handOver(event, to: bucket.bucket, refusingSticky: sticky != nil)
@@ -485,17 +485,29 @@ final class BusCore: Sendable {
                 // Received if a handler ran; the deliveries it enqueued say later whether theirs did.
                 endHolding(hold.takeRetainedValue(), received: tally.reached > tally.enqueued, enqueued: tally.enqueued)
             }
-            if reports != 0 { report(reports, event, key: key, tally, sticky: sticky) }
-            return tally
+            return (tally, reports)
         }
+        // Once the chunk and the plan are gone: the report's arguments take their place in the frame.
+        if reports != 0 { report(reports, event, key: key, DispatchReport(tally: tally, sticky: sticky)) }
+        return tally
+    }
+
+    /// What ``report(_:_:key:_:)`` reports of a dispatch. More than 4 words, so passed by address:
+    /// as arguments of their own, they took the stack slots of the arguments past the registers
+    /// in the dispatch's frame, on the stack while handlers run.
+    private struct DispatchReport {
+        let tally: Tally
+        let sticky: StickyDispatch?
     }
 
     /// Delivers `event` to its supertypes' handlers, then to the monitors: its own type's (whose
     /// handlers `plan` delivered to, walking the subscriptions up to its `maxID`), then its
-    /// supertypes'; every walk holds what `plan` holds.
+    /// supertypes'; every walk holds what `plan` holds. (`plan` is only read: `inout` passes the
+    /// walk's own by address, where a borrow made a copy of it in the dispatch's frame, on the stack
+    /// while handlers run.)
     @inline(never)
     private func deliver<E: Sendable>(
-        _ event: UnsafePointer<E>, as bucket: Bucket, key: String?, after plan: borrowing DispatchPlan
+        _ event: UnsafePointer<E>, as bucket: Bucket, key: String?, after plan: inout DispatchPlan
     ) -> Tally {
         var delivery = SupertypeDelivery(
             core: self, key: key, upTo: plan.maxID, holding: plan.hold,
@@ -527,10 +539,10 @@ final class BusCore: Sendable {
     /// dead-event handler (bit 1).
     @inline(never)
     private func report<E: Sendable>(
-        _ reports: UInt8, _ event: UnsafePointer<E>, key: String?, _ tally: Tally, sticky: StickyDispatch?
+        _ reports: UInt8, _ event: UnsafePointer<E>, key: String?, _ dispatched: DispatchReport
     ) {
-        if reports & 2 != 0 { traceDispatch(E.self, key: key, tally, sticky: sticky) }
-        if reports & 1 != 0 && tally.isDead { reportDead(event.pointee, key: key) }
+        if reports & 2 != 0 { traceDispatch(E.self, key: key, dispatched.tally, sticky: dispatched.sticky) }
+        if reports & 1 != 0 && dispatched.tally.isDead { reportDead(event.pointee, key: key) }
     }
 
     /// Hands the event at `event` to the hooks of `bucket`'s type (which deliver it through a

@@ -25,34 +25,19 @@ struct DispatchPlan {
     /// The most nodes a last chunk retains rather than pins.
     private static var retainedChunkLimit: Int { 2 }
 
-    /// The chunk's nodes, pinned or retained (see above), hence unmanaged.
-    private var chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>
-    private var count = 0
-    /// Whether the chunk's nodes are retained (the route ended in it) rather than pinned.
-    private var isRetained = false
-    let includingUnkeyed: Bool
-    private(set) var maxID: UInt64 = 0
+    // The fields are declared in the order they are laid out (words, then the small ones): 64
+    // bytes, on the stack in the dispatch's frame while handlers run (and dispatch again).
+
+    /// The chunk's nodes, pinned or retained (see above), hence unmanaged: `firstChunkCapacity`
+    /// slots, or `chunkCapacity` once `isLargeChunk`.
+    private var chunk: UnsafeMutablePointer<Unmanaged<SubscriptionNode>>
+    /// The highest id delivered to: the dispatch's first walk's `lastID` (or the bound
+    /// ``limit(to:)`` set, until `start`).
+    private(set) var maxID = UInt64.max
     /// The walked bucket, read by each `fill`. Alive while it may be read: a bucket with a pinned
     /// node is not removed, and the plan keeps a node pinned until its last fill (a retained last
     /// chunk ends the plan: no fill follows it).
     private var bucket: Unmanaged<Bucket>?
-    /// The lists left to walk, one bit per list: bit `2 * level`, the list of `key` at that level;
-    /// bit `2 * level + 1`, the unkeyed list. The lowest bit is the list being walked. Set by
-    /// `start` from the bucket's levels with nodes (a node linked later has a higher id than the
-    /// walk delivers to), and the limits; a list's bit is cleared when the walk leaves it.
-    private var lists: UInt16 = 0
-    /// The bits of the handlers' lists (the monitors' are above them).
-    private static let handlerLists: UInt16 = 1 << (2 * DeliveryLevel.firstMonitor.index) - 1
-    /// Set when a handler stopped the dispatch: only monitors are delivered to from then on.
-    private(set) var isStopped = false
-    /// Deliveries started or enqueued so far.
-    private(set) var reached = 0
-    /// Of which enqueued.
-    private(set) var enqueued = 0
-    /// Whether the walk is limited to the handlers (see ``limit(to:)``).
-    private var isHandlersOnly = false
-    /// Whether a handlers-only walk ended before monitors (the bucket had some when it started).
-    private(set) var leftMonitors = false
     /// The next node to visit, pinned, when a chunk filled before the route ended.
     private var cursor: Unmanaged<SubscriptionNode>?
     /// The `.untilDelivered` event the dispatch holds, if any: every delivery is made holding it
@@ -60,12 +45,42 @@ struct DispatchPlan {
     // Unmanaged: the dispatch that made the hold holds it until its last walk is over (a reference
     // here would make the plan non-trivial, which costs every dispatch).
     var hold: Unmanaged<StickyHold>?
+    /// Deliveries started or enqueued so far (32 bits: a dispatch reaches at most every
+    /// subscription, and 2^32 of them would take more than 700 GB).
+    private var reachedCount: UInt32 = 0
+    /// Of which enqueued.
+    private var enqueuedCount: UInt32 = 0
+    /// The lists left to walk, one bit per list: bit `2 * level`, the list of `key` at that level;
+    /// bit `2 * level + 1`, the unkeyed list. The lowest bit is the list being walked. Set by
+    /// `start` from the bucket's levels with nodes (a node linked later has a higher id than the
+    /// walk delivers to), and the limits; a list's bit is cleared when the walk leaves it.
+    private var lists: UInt16 = 0
+    /// The chunk's nodes taken (at most `chunkCapacity`).
+    private var count: UInt8 = 0
+    /// Whether the chunk's nodes are retained (the route ended in it) rather than pinned.
+    private var isRetained = false
+    let includingUnkeyed: Bool
+    /// Set when a handler stopped the dispatch: only monitors are delivered to from then on.
+    private(set) var isStopped = false
+    /// Whether the walk is limited to the handlers (see ``limit(to:)``).
+    private var isHandlersOnly = false
+    /// Whether a handlers-only walk ended before monitors (the bucket had some when it started).
+    private(set) var leftMonitors = false
+    /// Whether `chunk` is the large one (``runInLargeChunk(_:key:in:)``'s), not the dispatch's own.
+    private var isLargeChunk = false
+    /// The bits of the handlers' lists (the monitors' are above them).
+    private static let handlerLists: UInt16 = 1 << (2 * DeliveryLevel.firstMonitor.index) - 1
+
+    /// Deliveries started or enqueued so far.
+    var reached: Int { Int(reachedCount) }
+    /// Of which enqueued.
+    var enqueued: Int { Int(enqueuedCount) }
 
     // Unmanaged: the chunk's nodes are pinned or retained (see the type's comment).
     @inline(__always)
     init(includingUnkeyed: Bool, chunk: UnsafeMutableBufferPointer<Unmanaged<SubscriptionNode>>) {
         self.includingUnkeyed = includingUnkeyed
-        self.chunk = chunk
+        self.chunk = chunk.baseAddress.unsafelyUnwrapped
     }
 
     /// Before `start`: limits the walk to the handlers or the monitors (see
@@ -76,18 +91,14 @@ struct DispatchPlan {
         case .handlers(let stopped, let upTo, let hold):
             isHandlersOnly = true
             isStopped = stopped
-            self.upTo = upTo
+            maxID = upTo
             self.hold = hold
         case .monitors(let upTo, let hold):
             isStopped = true
-            self.upTo = upTo
+            maxID = upTo
             self.hold = hold
         }
     }
-
-    /// The id the dispatch's first walk started with, for the walks after it (subscriptions are
-    /// numbered in order, so this is never above the `lastID` of a later start).
-    private var upTo = UInt64.max
 
     /// Under the lock: starts the walk over `bucket`'s subscribers of `key` (and the unkeyed ones,
     /// unless the plan was made without), delivering to subscriptions up to `lastID` (or the limit
@@ -97,7 +108,7 @@ struct DispatchPlan {
         in bucket: Bucket, key: String?, lastID: UInt64, registry: inout Registry
     ) {
         self.bucket = Unmanaged.passUnretained(bucket)  // Unmanaged: see `bucket`
-        maxID = Swift.min(upTo, lastID)
+        maxID = Swift.min(maxID, lastID)
         let levels = bucket.levelBits
         lists = (key == nil ? 0 : levels) | (includingUnkeyed ? levels << 1 : 0)
         if isHandlersOnly {
@@ -145,7 +156,10 @@ struct DispatchPlan {
         // Unmanaged: see `bucket`.
         bucket._withUnsafeGuaranteedRef {
             unpinChunk(in: $0, registry: &registry)
-            if let large { chunk = large }
+            if let large {
+                chunk = large.baseAddress.unsafelyUnwrapped
+                isLargeChunk = true
+            }
             fill(from: $0, key: key, registry: &registry)
         }
     }
@@ -154,7 +168,7 @@ struct DispatchPlan {
     @inline(__always)
     private mutating func unpinChunk(in bucket: Bucket, registry: inout Registry) {
         if !isRetained {
-            for i in 0..<count { registry.unpin(chunk[i], in: bucket) }
+            for i in 0..<Int(count) { registry.unpin(chunk[i], in: bucket) }
         }
     }
 
@@ -162,8 +176,8 @@ struct DispatchPlan {
     private mutating func fill(from bucket: Bucket, key: String?, registry: inout Registry) {
         // The walk's state in locals: a store into the chunk could alias the plan's fields, which
         // would be reloaded on every step otherwise.
-        let slots = chunk.baseAddress.unsafelyUnwrapped
-        let capacity = chunk.count
+        let slots = chunk
+        let capacity = isLargeChunk ? Self.chunkCapacity : Self.firstChunkCapacity
         let maxID = self.maxID
         var lists = self.lists
         var count = 0
@@ -213,14 +227,14 @@ struct DispatchPlan {
             node = head(of: bucket, key: key, lists: lists)
         }
         self.lists = lists
-        self.count = count
+        self.count = UInt8(truncatingIfNeeded: count)
         // A last chunk of a few nodes is retained, so that no lock is needed after it; the others
         // stay pinned (for more than a few, a pin and an unpin under a lock taken once more cost
         // less than a retain and a release each). A live node was not marked to be unlinked when
         // unpinned (only an ended one is), so dropping its pin here needs no check.
         isRetained = cursor == nil && count <= Self.retainedChunkLimit
         if isRetained {
-            for i in 0..<count { registry.dropPin(retaining: chunk[i]) }
+            for i in 0..<count { registry.dropPin(retaining: slots[i]) }
         }
     }
 
@@ -288,20 +302,20 @@ struct DispatchPlan {
         _ deliver: (ChunkSlot, Int, inout ChunkDelivery) -> Void
     ) {
         while count > 0 {
-            let slots = chunk.baseAddress.unsafelyUnwrapped
+            let (slots, count) = (chunk, Int(count))
             var delivery = ChunkDelivery(first: slots, isStopped: isStopped)
             deliver(slots, count, &delivery)
             isStopped = delivery.isStopped
-            reached &+= delivery.reached
-            enqueued &+= delivery.enqueued
+            reachedCount &+= UInt32(truncatingIfNeeded: delivery.reached)
+            enqueuedCount &+= UInt32(truncatingIfNeeded: delivery.enqueued)
             if delivery.dead != 0 { Self.reclaim(delivery.dead, of: slots, count: count, in: container) }
             if isRetained {
                 // The last chunk: release it (a node may be deallocated here, with no lock held).
                 for i in 0..<count { slots[i].release() }
-                count = 0
+                self.count = 0
                 return
             }
-            if cursor != nil && chunk.count < Self.chunkCapacity {
+            if cursor != nil && !isLargeChunk {
                 runInLargeChunk(event, key: key, in: container)
                 return
             }

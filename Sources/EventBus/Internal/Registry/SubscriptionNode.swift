@@ -44,8 +44,10 @@ class SubscriptionNode: @unchecked Sendable {
     /// How many dispatches in progress hold this node in their chunk or resume their walk after
     /// it. A pinned node that ends stays in its list (ended, so never delivered to) until the last
     /// of them moves on. A dispatch pins a node at most twice, so the count is bounded by the
-    /// dispatches running at once, far below `UInt32.max`.
-    @exclusivity(unchecked) var pins: UInt32 = 0
+    /// dispatches running at once, far below `UInt32.max`. Final, as `unlinkWhenUnpinned`: a
+    /// `@testable` build otherwise reaches them through the class's table, whose `modify`
+    /// coroutines took 32 bytes of the dispatch's frame.
+    @exclusivity(unchecked) final var pins: UInt32 = 0
     /// Where the node runs within a dispatch (priority; monitor or handler).
     let level: DeliveryLevel
     /// Whether the subscription was bound to an owner with `freeWith`.
@@ -56,7 +58,7 @@ class SubscriptionNode: @unchecked Sendable {
     /// subscriptions): the sweep never loads it on another thread.
     let ownerBelongsToMain: Bool
     @exclusivity(unchecked) var isLinked = false
-    @exclusivity(unchecked) var unlinkWhenUnpinned = false
+    @exclusivity(unchecked) final var unlinkWhenUnpinned = false
     @exclusivity(unchecked) var isInOwnedRing = false
     /// Whether a handler error was printed for this subscription (debug builds, no error handler):
     /// read and written only under the bus's lock.

@@ -147,17 +147,30 @@ package struct AfterUnlock {
     mutating func perform(in core: BusCore) {
         // Most operations leave nothing (three loads, no call) or one object (a dispose's node).
         guard more == nil && firstPick == nil && !mainSweepDue else {
-            Self.performAll(take(), in: core)
+            Self.performAll(
+                (first.take(), more.take()), picks: (firstPick.take(), secondPick.take()),
+                mainSweepDue: mainSweepDue, in: core)
             return
         }
         if first != nil { ReleaseLoop.drop(first.take()) }
     }
 
-    /// `perform` when there is more than one object to release. Static, on a carrier moved into it:
-    /// its caller's is then known to be empty, and dropping it costs nothing.
+    /// `perform` when there is more than one object to release. Static, on the carrier's fields
+    /// moved into it: its caller's is then known to be empty, and dropping it costs nothing; and
+    /// taken apart (no argument of more than 4 words), they are passed in registers, where a whole
+    /// carrier was passed by address, which kept one in the frame of every operation (a dispatch's
+    /// is on the stack while handlers run).
     @inline(never)
-    private static func performAll(_ carrier: consuming AfterUnlock, in core: BusCore) {
-        var carrier = carrier
+    private static func performAll(
+        _ objects: (first: AnyObject?, more: [Entry]?),
+        // Unmanaged: the references `pick` took.
+        picks: (first: Unmanaged<SubscriptionNode>?, second: Unmanaged<SubscriptionNode>?),
+        mainSweepDue: Bool, in core: BusCore
+    ) {
+        var carrier = AfterUnlock()
+        (carrier.first, carrier.more) = objects
+        (carrier.firstPick, carrier.secondPick) = picks
+        carrier.mainSweepDue = mainSweepDue
         carrier.performEach(in: core)
     }
 

@@ -38,14 +38,18 @@ enum ReleaseLoop {
     }
 
     /// Adds `references` to the list of the loop running on this thread.
+    /// Generic, so that its callers pass `references` as they hold them: boxed in an `Any` here, not
+    /// in their frames (a dispatch's is on the stack while handlers run).
     @inline(never)
-    private static func queue(_ references: consuming Any, in slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+    private static func queue<References>(
+        _ references: consuming References, in slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) {
         if slot.pointee == running {
             let list = UnsafeMutablePointer<[Any]>.allocate(capacity: 1)
             list.initialize(to: [])
             slot.pointee = UnsafeMutableRawPointer(list)
         }
-        slot.pointee!.assumingMemoryBound(to: [Any].self).pointee.append(references)
+        slot.pointee!.assumingMemoryBound(to: [Any].self).pointee.append(references as Any)
     }
 
     /// Releases what the loop's list holds, one at a time (each release may add more), then frees

@@ -199,11 +199,13 @@ struct ReentrancyTests {
         withExtendedLifetime((owner, token)) {}
         let perLevel = (Int(marks.addresses[from]) - Int(marks.addresses[to])) / (to - from)
         print("nested dispatch: \(perLevel) bytes of stack per level, \(handler.testDescription)")
+        // Under a sanitizer, frames are several times larger, and AddressSanitizer puts locals on a
+        // fake stack of its own (their addresses say nothing of the thread's stack): nothing to check.
+        guard !underStackHungrySanitizer else { return }
         #expect(perLevel > 0)
-        // The figures are Linux x86_64's; a sanitizer's instrumentation makes every frame several
-        // times larger.
+        // The figures are Linux x86_64's.
         #if os(Linux) && arch(x86_64)
-            if !underStackHungrySanitizer { #expect(perLevel <= handler.bytesPerLevel) }
+            #expect(perLevel <= handler.bytesPerLevel)
         #endif
     }
 }

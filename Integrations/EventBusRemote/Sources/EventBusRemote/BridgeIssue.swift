@@ -86,6 +86,17 @@ public enum BridgeIssue: Event, CustomStringConvertible {
     /// and how many of them were missed is unknown.
     case missedUncounted(origin: UUID, sequence: UInt64)
 
+    /// A durable receiver restarted after its previous run stopped between handing a batch to the
+    /// bus and acknowledging it (the process was killed, or crashed): the `count` events of that
+    /// batch, whose handlers may already have run, are delivered again, just after this issue.
+    /// The only case in which a durable consumer gets an event twice.
+    case redelivered(consumer: String, count: Int)
+
+    /// The retention limits of a durable transport deleted `count` events that consumer
+    /// `consumer` had not read yet (it was stopped, or slower than the limits allow): they are
+    /// lost for it. Reported when it next acknowledges a batch or starts.
+    case expired(consumer: String, count: Int)
+
     /// ``RemoteBridge/register(_:as:)`` refused a wire name: invalid, or already registered
     /// for another type (or the type under another name). The type stays as it was.
     case registrationRefused(wireName: String, reason: String)
@@ -126,6 +137,11 @@ public enum BridgeIssue: Event, CustomStringConvertible {
             return "missed \(count) events from \(origin) before #\(before)"
         case .missedUncounted(let origin, let sequence):
             return "first event from \(origin) after an interruption is #\(sequence): an unknown number missed"
+        case .redelivered(let consumer, let count):
+            return
+                "consumer \(consumer.debugDescription) restarted within a batch: its \(count) events are delivered again"
+        case .expired(let consumer, let count):
+            return "consumer \(consumer.debugDescription) lost \(count) events deleted by retention before it read them"
         case .registrationRefused(let name, let reason):
             return "registration of \(name.debugDescription) refused: \(reason)"
         }

@@ -29,6 +29,10 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
     /// The listening connection's heartbeat did not come back within the limit.
     case heartbeatTimeout(Duration)
 
+    /// A statement of a durable receiver did not complete within the limit (the heartbeat's):
+    /// the connection is replaced.
+    case statementTimeout(Duration)
+
     /// The server closed the listening connection.
     case connectionClosed
 
@@ -48,6 +52,8 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
             return "invalid durable consumer name \(name.debugDescription): use 1 to 200 bytes"
         case .heartbeatTimeout(let limit):
             return "the heartbeat did not come back within \(limit)"
+        case .statementTimeout(let limit):
+            return "a statement of the durable receiver did not complete within \(limit)"
         case .connectionClosed:
             return "the server closed the listening connection"
         }

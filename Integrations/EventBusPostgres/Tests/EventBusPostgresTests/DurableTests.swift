@@ -335,12 +335,15 @@ extension PostgresBridgeTests.DurableTests {
             return true
         }
 
-        /// Kills it with SIGKILL (no cleanup of any kind) and waits until it has exited.
-        func kill9() async {
-            kill(process.processIdentifier, SIGKILL)
+        /// Kills it with `signal` (SIGKILL: no cleanup of any kind), waits (10 s at most) until it
+        /// has exited, and stops reading its output (a handler left on the pipe can keep the test
+        /// process from exiting).
+        func stop(_ signal: Int32 = SIGKILL) async {
+            if process.isRunning { kill(process.processIdentifier, signal) }
             let deadline = ContinuousClock.now + .seconds(10)
             while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
             pipe.fileHandleForReading.readabilityHandler = nil
+            try? pipe.fileHandleForReading.close()
         }
     }
 
@@ -353,7 +356,6 @@ extension PostgresBridgeTests.DurableTests {
             let channel = local.bridge.channel
             let total = 600
             let first = try DurableReceiverProcess(channel: channel, consumer: "peer", batch: 20)
-            defer { if first.process.isRunning { first.process.terminate() } }
             #expect(await first.wait { $0.lines.contains("ready") }, "\(first.lines)")
             let publisher = Task {
                 for n in 1...total {
@@ -362,13 +364,13 @@ extension PostgresBridgeTests.DurableTests {
                 }
             }
             #expect(await first.wait { $0.numbers(from: "local").count >= 150 })
-            await first.kill9()
+            await first.stop()
             let second = try DurableReceiverProcess(channel: channel, consumer: "peer", batch: 20)
-            defer { if second.process.isRunning { second.process.terminate() } }
             try await publisher.value
-            #expect(await second.wait { $0.numbers(from: "local").contains(total) }, "\(second.lines.suffix(5))")
+            let complete = await second.wait { $0.numbers(from: "local").contains(total) }
             try await Task.sleep(for: .milliseconds(300))  // room for a duplicate to show up
-            second.process.terminate()
+            await second.stop(SIGTERM)
+            #expect(complete, "\(second.lines.suffix(5))")
             let before = first.numbers(from: "local")
             let after = second.numbers(from: "local")
             let repeated = Set(before).intersection(after)

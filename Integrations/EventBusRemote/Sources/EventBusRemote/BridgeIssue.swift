@@ -40,6 +40,12 @@ public enum BridgeIssue: Event, CustomStringConvertible {
     /// fail (``publishFailed(wireName:sequence:error:)``); reported once per abandoned send.
     case sendStalled(after: Duration, waiting: Int)
 
+    /// The publisher sent a batch again after ``sendStalled(after:waiting:)``: the transport
+    /// reaches its server again. `stalledFor` runs from the first abandoned send of the stall to
+    /// this successful one; the publishes that failed meanwhile were each reported
+    /// (``publishFailed(wireName:sequence:error:)``). Reported once per stall.
+    case sendRecovered(stalledFor: Duration)
+
     /// A payload on the channel was not a valid envelope (foreign, malformed, oversized or of an
     /// unsupported version); it was skipped. `excerpt` is its first 80 characters.
     case undecodableNotification(reason: String, bytes: Int, excerpt: String)
@@ -116,6 +122,8 @@ public enum BridgeIssue: Event, CustomStringConvertible {
             return "send of \(name) #\(sequence) failed, it may not have reached other instances: \(error)"
         case .sendStalled(let limit, let waiting):
             return "a send stalled for \(limit), \(waiting) publishes waiting: the transport cannot reach its server"
+        case .sendRecovered(let duration):
+            return "the publisher sends again, \(duration) after its first stalled send"
         case .undecodableNotification(let reason, let bytes, let excerpt):
             return "skipped a payload of \(bytes) bytes (\(reason)): \(excerpt.debugDescription)"
         case .unauthenticated(let reason, let bytes, let excerpt):

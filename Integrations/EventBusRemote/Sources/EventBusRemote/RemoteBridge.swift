@@ -247,7 +247,8 @@ public final class RemoteBridge: Sendable {
             },
             stalled: {
                 self.core.report(.sendStalled(after: timeout, waiting: self.core.publisher.waiting))
-            }
+            },
+            recovered: { self.core.report(.sendRecovered(stalledFor: $0)) }
         )
     }
 

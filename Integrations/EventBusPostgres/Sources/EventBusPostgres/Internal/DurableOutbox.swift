@@ -68,10 +68,59 @@ struct DurableOutbox: Sendable {
         """,
     ]
 
-    init(channel: String, settings: PostgresEventBridge.Durable, logger: Logger) {
+    /// How long one statement of a receiver may take before the connection is given up.
+    let statementTimeout: Duration
+
+    init(channel: String, settings: PostgresEventBridge.Durable, statementTimeout: Duration, logger: Logger) {
         self.channel = channel
         self.settings = settings
+        self.statementTimeout = statementTimeout
         self.logger = logger
+    }
+
+    /// Runs a receiver's statement: its result, or an error once `statementTimeout` has passed or
+    /// the task is cancelled, whichever comes first. After `kill -9` of the server, postgres-nio
+    /// can leave a statement on the dead connection pending for good; it is then abandoned (left
+    /// to its own task), so that the receiver replaces the connection instead of hanging.
+    private func statement<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let outcome = NIOLockedValueBox<Outcome<T>>(.waiting(nil))
+        let work = Task { try await body() }
+        let timer = Task { [statementTimeout] in
+            try await Task.sleep(for: statementTimeout)
+            Outcome.finish(outcome, with: .failure(PostgresEventBridgeError.statementTimeout(statementTimeout)))
+        }
+        Task { Outcome.finish(outcome, with: await work.result) }
+        defer { timer.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let done: Result<T, any Error>? = outcome.withLockedValue { state in
+                    if case .done(let result) = state { return result }
+                    state = .waiting(continuation)
+                    return nil
+                }
+                if let done { continuation.resume(with: done) }
+            }
+        } onCancel: {
+            work.cancel()
+            Outcome.finish(outcome, with: .failure(CancellationError()))
+        }
+    }
+
+    /// Where ``statement(_:)`` stands: waiting (for its continuation, or with it), or decided.
+    private enum Outcome<T: Sendable>: Sendable {
+        case waiting(CheckedContinuation<T, any Error>?)
+        case done(Result<T, any Error>)
+
+        /// Decides `box` with `result` unless it is decided already; resumes its continuation
+        /// outside the lock.
+        static func finish(_ box: NIOLockedValueBox<Outcome<T>>, with result: Result<T, any Error>) {
+            let continuation: CheckedContinuation<T, any Error>? = box.withLockedValue { state in
+                guard case .waiting(let continuation) = state else { return nil }
+                state = .done(result)
+                return continuation
+            }
+            continuation?.resume(with: result)
+        }
     }
 
     // MARK: Schema
@@ -162,6 +211,17 @@ struct DurableOutbox: Sendable {
             try await acknowledge(handled, on: connection, inbox)
             return Cursor(position: handled)
         }
+        let stored = try await statement { try await storedCursor(on: connection) }
+        guard let stored else { throw PostgresEventBridgeError.connectionClosed }
+        let (position, claimed, expired) = stored
+        if expired > 0 {
+            try await acknowledge(position, on: connection, inbox)
+        }
+        return Cursor(position: position, redeliverThrough: claimed.flatMap { $0 > position ? $0 : nil })
+    }
+
+    /// The consumer's stored cursor (created if new): its position, its claim, its expired count.
+    private func storedCursor(on connection: PostgresConnection) async throws -> (Position, Position?, Int64)? {
         try await connection.query(
             """
             INSERT INTO eventbus_cursors (channel, consumer, xid, id)
@@ -186,12 +246,7 @@ struct DurableOutbox: Sendable {
             }
             cursor = (Position(xid: UInt64(xid) ?? 0, id: id), claimed, expired)
         }
-        guard let cursor else { throw PostgresEventBridgeError.connectionClosed }
-        let (position, claimed, expired) = cursor
-        if expired > 0 {
-            try await acknowledge(position, on: connection, inbox)
-        }
-        return Cursor(position: position, redeliverThrough: claimed.flatMap { $0 > position ? $0 : nil })
+        return cursor
     }
 
     private struct Row {
@@ -203,6 +258,10 @@ struct DurableOutbox: Sendable {
     /// claim that this consumer is delivering them (so that a successor knows they may have been
     /// delivered): one statement.
     private func read(after position: Position, on connection: PostgresConnection) async throws -> [Row] {
+        try await statement { try await readBatch(after: position, on: connection) }
+    }
+
+    private func readBatch(after position: Position, on connection: PostgresConnection) async throws -> [Row] {
         let rows = try await connection.query(
             """
             WITH batch AS (
@@ -230,6 +289,12 @@ struct DurableOutbox: Sendable {
     private func acknowledge(_ position: Position, on connection: PostgresConnection, _ inbox: RemoteInbox)
         async throws
     {
+        let expired = try await statement { try await acknowledgement(position, on: connection) }
+        if expired > 0 { inbox.expired(consumer: settings.consumer, count: Int(expired)) }
+    }
+
+    /// The UPDATE of ``acknowledge(_:on:_:)``; returns the expired count it reset.
+    private func acknowledgement(_ position: Position, on connection: PostgresConnection) async throws -> Int64 {
         let rows = try await connection.query(
             """
             WITH old AS (
@@ -244,9 +309,9 @@ struct DurableOutbox: Sendable {
             FROM old WHERE c.channel = \(channel) AND c.consumer = \(settings.consumer)
             RETURNING old.expired
             """, logger: logger)
-        for try await expired in rows.decode(Int64.self) where expired > 0 {
-            inbox.expired(consumer: settings.consumer, count: Int(expired))
-        }
+        var expired: Int64 = 0
+        for try await value in rows.decode(Int64.self) { expired = value }
+        return expired
     }
 
     // MARK: Cleanup

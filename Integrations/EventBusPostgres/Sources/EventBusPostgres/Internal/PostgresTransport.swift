@@ -30,7 +30,8 @@ struct PostgresTransport: RemoteTransport {
         self.configuration = configuration
         self.logger = logger
         if case .durable(let settings) = configuration.delivery {
-            outbox = DurableOutbox(channel: channel, settings: settings, logger: logger)
+            outbox = DurableOutbox(
+                channel: channel, settings: settings, statementTimeout: configuration.heartbeatTimeout, logger: logger)
         } else {
             outbox = nil
         }

@@ -10,7 +10,8 @@
 #   Integrations/EventBusPostgres/scripts/with-postgres.sh swift run --package-path Integrations/EventBusPostgres ClusterDemo
 #
 # The default builds the package (tests included) with warnings as errors, runs `swift test`, fails
-# if any test failed or skipped, runs the ClusterDemo example, and ends with one line:
+# if any test failed or skipped, runs the ClusterDemo example and a smoke run of the benchmark, and
+# ends with one line:
 # "postgres bridge: N tests passed ...". .ci/run calls it so.
 set -euo pipefail
 pkg=$(cd "$(dirname "$0")/.." && pwd)
@@ -97,6 +98,10 @@ fi
 bin_path=$(swift build --package-path "$pkg" --show-bin-path)
 timeout -k 5 120 "$bin_path/ClusterDemo" >"$dir/demo.log" 2>&1 || { cat "$dir/demo.log"; echo "postgres bridge: ClusterDemo FAILED"; exit 1; }
 grep -q '^Done.$' "$dir/demo.log" || { cat "$dir/demo.log"; echo "postgres bridge: ClusterDemo did not finish"; exit 1; }
+# A smoke run of the benchmark (both modes, 200 events each, debug build): it must end with no issue.
+BENCH_EVENTS=200 timeout -k 5 120 "$bin_path/EventBusPostgresBenchmark" >"$dir/bench.log" 2>&1 \
+    && grep -q '^issues reported: 0$' "$dir/bench.log" \
+    || { cat "$dir/bench.log"; echo "postgres bridge: EventBusPostgresBenchmark smoke run FAILED"; exit 1; }
 tests=$(sed -E 's/Test run with ([0-9]+) tests?.*/\1/' <<<"$summary")
 figures=$(grep -E '^bridge:' "$log" | sed -E 's/^bridge: //' | paste -sd ';' - || true)
-echo "postgres bridge: $tests tests passed against PostgreSQL on 127.0.0.1:$port, none skipped; ${figures:-no figures}; ClusterDemo printed $(wc -l <"$dir/demo.log") lines and finished; $((SECONDS - start)) s"
+echo "postgres bridge: $tests tests passed against PostgreSQL on 127.0.0.1:$port, none skipped; ${figures:-no figures}; ClusterDemo printed $(wc -l <"$dir/demo.log") lines and finished; benchmark smoke run clean; $((SECONDS - start)) s"

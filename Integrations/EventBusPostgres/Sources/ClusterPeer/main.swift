@@ -3,6 +3,10 @@
 // came once each and in order, says so, and exits 0 (1 on any failure).
 //
 //   EVENTBUS_POSTGRES_URL=... PEER_CHANNEL=t_abc PEER_NAME=peer PEER_SEND=200 PEER_EXPECT=100 ClusterPeer
+//
+// With PEER_CONSUMER set (DurableTests): a durable receiver with that consumer name (batches of
+// PEER_BATCH rows) that says "ready", then "got <from> <n>" from the handler of each ping and
+// "redelivered <count>" for each such issue, until it is killed.
 import ClusterSupport
 import EventBus
 import EventBusPostgres
@@ -23,6 +27,26 @@ func fail(_ message: String) -> Never {
     exit(1)
 }
 
+/// A durable receiver that says what its handlers ran, until killed.
+func runDurableReceiver(url: DatabaseURL, channel: String, consumer: String) async throws -> Never {
+    var durable = PostgresEventBridge.Durable(consumer: consumer)
+    durable.batchSize = Int(ProcessInfo.processInfo.environment["PEER_BATCH"] ?? "") ?? 500
+    var settings = PostgresEventBridge.Configuration()
+    settings.delivery = .durable(durable)
+    let node = try ClusterNode(name: "\(channel)_\(consumer)", url: url, channel: channel, configuration: settings)
+    node.bridge.register(Ping.self, as: "test.ping.v1")
+    let pings = node.bus.on(Ping.self).next { say("got \($0.from) \($0.n)") }
+    let issues = node.bus.on(BridgeIssue.self).next { issue in
+        if case .redelivered(_, let count) = issue { say("redelivered \(count)") }
+    }
+    try await node.start()
+    say("ready")
+    while true {
+        try await Task.sleep(for: .seconds(3600))
+        _ = (pings, issues)  // subscribed until the process is killed
+    }
+}
+
 /// The whole run, off the main actor (top-level code is main-actor isolated, and the recorder
 /// evaluates its condition wherever it waits).
 func runPeer() async throws {
@@ -32,6 +56,9 @@ func runPeer() async throws {
     let name = environment["PEER_NAME"] ?? "peer"
     let sendCount = Int(environment["PEER_SEND"] ?? "") ?? 100
     let expectCount = Int(environment["PEER_EXPECT"] ?? "") ?? 100
+    if let consumer = environment["PEER_CONSUMER"] {
+        try await runDurableReceiver(url: url, channel: channel, consumer: consumer)
+    }
 
     let node = try ClusterNode(name: "\(channel)_\(name)", url: url, channel: channel)
     node.bridge.register(Ping.self, as: "test.ping.v1")

@@ -49,6 +49,11 @@ extension PostgresEventBridge {
         /// instance (`RemoteBridge.Configuration.authenticationKey`).
         public var authenticationKey: Data?
 
+        /// How events reach the other instances: ``Delivery/atMostOnce`` (the default: a NOTIFY
+        /// each, nothing stored) or ``Delivery/durable(_:)`` (an outbox table and a cursor per
+        /// consumer). Every instance on a channel must use the same kind.
+        public var delivery: Delivery = .atMostOnce
+
         /// The defaults.
         ///
         /// ```swift
@@ -64,6 +69,71 @@ extension PostgresEventBridge {
             }
             delay = min(delay, maximumReconnectDelay)
             return delay / 2 + delay / 2 * Double.random(in: 0...1)
+        }
+    }
+}
+
+extension PostgresEventBridge {
+    /// How a bridge's events reach the other instances.
+    ///
+    /// ```swift
+    /// var settings = PostgresEventBridge.Configuration()
+    /// settings.delivery = .durable(.init(consumer: "billing-worker-1"))
+    /// ```
+    public enum Delivery: Sendable {
+        /// Each event is a NOTIFY, nothing is stored: a receiver that is not listening misses it
+        /// (counted, reported). One statement per batch of publishes. The default.
+        case atMostOnce
+
+        /// Each event is a row of the outbox table (`eventbus_outbox`), written in the publisher's
+        /// transaction; NOTIFY only wakes receivers, which read the rows in order after a cursor
+        /// kept per consumer name (`eventbus_cursors`), so nothing is missed across outages and
+        /// restarts. See the package README for the exact guarantee and the schema.
+        case durable(Durable)
+    }
+
+    /// The settings of ``Delivery/durable(_:)``.
+    ///
+    /// ```swift
+    /// var durable = PostgresEventBridge.Durable(consumer: "billing-worker-1")
+    /// durable.retentionAge = .seconds(3 * 86_400)
+    /// settings.delivery = .durable(durable)
+    /// ```
+    public struct Durable: Sendable {
+        /// The name this instance's cursor is kept under: stable across restarts (a restarted
+        /// instance resumes after the last event its predecessor handled), and used by one running
+        /// bridge at a time. 1 to 200 bytes.
+        public var consumer: String
+
+        /// How many rows a receiver reads, hands to the bus and acknowledges at once. Default 500.
+        public var batchSize = 500
+
+        /// How often a receiver reads the outbox without being woken: the safety net for a lost
+        /// wake-up, and the longest an event waits behind a transaction that was open when it was
+        /// committed (see the README). Default 1 s.
+        public var pollInterval: Duration = .seconds(1)
+
+        /// Rows older than this (by insert time) are deleted even if a consumer has not read them
+        /// (it then reports `BridgeIssue.expired(consumer:count:)`); `nil` for no age limit.
+        /// Default 7 days.
+        public var retentionAge: Duration? = .seconds(7 * 86_400)
+
+        /// At most this many rows of the channel are kept; older ones are deleted even if a
+        /// consumer has not read them (as for ``retentionAge``); `nil` for no limit. Default
+        /// 1,000,000.
+        public var retentionCount: Int? = 1_000_000
+
+        /// How often a running bridge deletes the rows every consumer has passed and those beyond
+        /// the retention limits, in short transactions of at most 1,000 rows each. Default 30 s.
+        public var cleanupInterval: Duration = .seconds(30)
+
+        /// Durable delivery for consumer `consumer`, with the defaults.
+        ///
+        /// ```swift
+        /// let durable = PostgresEventBridge.Durable(consumer: "billing-worker-1")
+        /// ```
+        public init(consumer: String) {
+            self.consumer = consumer
         }
     }
 }

@@ -29,11 +29,17 @@ public import ServiceLifecycle
 ///
 /// ## Guarantees
 ///
-/// - **At most once**, nothing persisted. A receiver gets each event at most once; it misses the
-///   events published while it is not listening, which ``BridgeStatus`` reports (`.interrupted`,
-///   then `.resumed(gap:)`), and each origin's next event says how many of its events were missed
-///   (`BridgeIssue.missed(origin:count:before:)`). Every other loss, and every dropped duplicate, is
-///   reported as a ``BridgeIssue``.
+/// - **At most once** (the default), nothing persisted. A receiver gets each event at most once; it
+///   misses the events published while it is not listening, which ``BridgeStatus`` reports
+///   (`.interrupted`, then `.resumed(gap:)`), and each origin's next event says how many of its
+///   events were missed (`BridgeIssue.missed(origin:count:before:)`). Every other loss, and every
+///   dropped duplicate, is reported as a ``BridgeIssue``.
+/// - **Durable** (``Configuration/delivery`` `= .durable(…)`): events are rows of an outbox table,
+///   and each consumer reads them after its cursor, across outages and restarts: every committed
+///   event is delivered once to each consumer (its synchronous subscribers have run before the
+///   cursor moves), except one batch after the consumer's process died mid-batch
+///   (`BridgeIssue.redelivered(consumer:count:)`) and what the retention limits deleted unread
+///   (`BridgeIssue.expired(consumer:count:)`). See the package README.
 /// - **Order.** One serial publisher per bridge: an instance's events reach every receiver in
 ///   publish order, and all receivers see the events of all instances in one order (PostgreSQL
 ///   delivers in commit order).
@@ -55,8 +61,7 @@ public import ServiceLifecycle
 /// > refused.
 ///
 /// > Important: The listening connection must be a direct session: PgBouncer in transaction
-/// > pooling mode cannot hold a `LISTEN`. When a loss is unacceptable, write an outbox table in the
-/// > same transaction and use this bridge only as the wake-up.
+/// > pooling mode cannot hold a `LISTEN`. When a loss is unacceptable, use durable delivery.
 public final class PostgresEventBridge: Service, Sendable {
     /// The largest envelope PostgreSQL accepts as a NOTIFY payload, in UTF-8 bytes: 7,999.
     ///
@@ -64,6 +69,18 @@ public final class PostgresEventBridge: Service, Sendable {
     /// assert(PostgresEventBridge.maximumPayloadBytes == 7_999)
     /// ```
     public static let maximumPayloadBytes = 7_999
+
+    /// The statements that create durable delivery's tables (`eventbus_outbox`, `eventbus_cursors`)
+    /// and indexes, each `IF NOT EXISTS`. A durable bridge runs them itself, under an advisory
+    /// lock, once per process before it first publishes or receives; run them yourself (in a
+    /// migration) when the app's role may not create tables.
+    ///
+    /// ```swift
+    /// for statement in PostgresEventBridge.durableSchema {
+    ///     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+    /// }
+    /// ```
+    public static var durableSchema: [String] { DurableOutbox.schema }
 
     /// The bus received events, statuses and issues are dispatched on.
     public var bus: EventBus { remote.bus }
@@ -114,6 +131,9 @@ public final class PostgresEventBridge: Service, Sendable {
         logger: Logger = Logger(label: "EventBusPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws {
         guard Names.isValidChannel(channel) else { throw PostgresEventBridgeError.invalidChannelName(channel) }
+        if case .durable(let durable) = configuration.delivery, !(1...200).contains(durable.consumer.utf8.count) {
+            throw PostgresEventBridgeError.invalidConsumerName(durable.consumer)
+        }
         self.channel = channel
         self.configuration = configuration
         self.logger = logger
@@ -146,7 +166,8 @@ public final class PostgresEventBridge: Service, Sendable {
 
     // MARK: Publishing
 
-    /// Dispatches `event` on the local bus now and sends it to the other instances.
+    /// Dispatches `event` on the local bus now and sends it to the other instances (durable: inserts
+    /// it into the outbox and wakes them, in the same single statement per batch).
     ///
     /// The local dispatch happens at publish time, as `EventBus.dispatch(_:)` does it (synchronous
     /// subscribers run on the calling thread before the NOTIFY is sent); the instance does not
@@ -170,7 +191,7 @@ public final class PostgresEventBridge: Service, Sendable {
     }
 
     /// Sends `event` within the transaction open on `connection`: PostgreSQL delivers it at COMMIT,
-    /// and a ROLLBACK delivers it nowhere.
+    /// and a ROLLBACK delivers it nowhere. Durable: its outbox row is inserted in that transaction.
     ///
     /// Nothing is dispatched locally now: this instance delivers the event when its own
     /// notification comes back after the COMMIT (on the bus queue, like received events), so that a
@@ -188,7 +209,33 @@ public final class PostgresEventBridge: Service, Sendable {
     /// ```
     public func publish<E: Event & Codable>(_ event: E, in connection: PostgresConnection) async throws {
         let envelope = try remote.transactionalEnvelope(for: event)
-        try await connection.query(transport.notifyQuery([envelope]), logger: logger).consume()
+        try await connection.query(transport.publishQuery([envelope]), logger: logger).consume()
+    }
+
+    // MARK: Durable delivery
+
+    /// Deletes now, in durable mode, the outbox rows of the channel that every consumer has
+    /// handled, then those beyond the retention limits (``Durable/retentionAge``,
+    /// ``Durable/retentionCount``); returns how many rows it deleted. A running bridge does this
+    /// every ``Durable/cleanupInterval``; call it to clean at a time of your choosing.
+    ///
+    /// Each statement deletes at most 1,000 rows, in a transaction of its own, through `client`:
+    /// publishers insert meanwhile without waiting. A consumer that had not read a row deleted
+    /// for the limits reports `BridgeIssue.expired(consumer:count:)` at its next batch. Does
+    /// nothing and returns 0 at most once. Cost: O(rows deleted × consumers of the channel), plus an
+    /// index lookup per statement; at most 100 statements per kind per call.
+    ///
+    /// ```swift
+    /// let deleted = try await cluster.cleanUpOutbox()
+    /// ```
+    @discardableResult
+    public func cleanUpOutbox() async throws -> Int {
+        guard let outbox = transport.outbox else { return 0 }
+        do {
+            return try await outbox.cleanUp(transport.client)
+        } catch {
+            throw PostgresEventBridgeError.describing(error)
+        }
     }
 
     // MARK: Listening

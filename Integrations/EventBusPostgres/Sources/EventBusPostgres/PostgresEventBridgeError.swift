@@ -23,8 +23,15 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
     /// (`[a-z_][a-z0-9_]*`).
     case invalidChannelName(String)
 
+    /// The durable consumer name is empty or longer than 200 bytes.
+    case invalidConsumerName(String)
+
     /// The listening connection's heartbeat did not come back within the limit.
     case heartbeatTimeout(Duration)
+
+    /// A statement of a durable receiver did not complete within the limit (the heartbeat's):
+    /// the connection is replaced.
+    case statementTimeout(Duration)
 
     /// The server closed the listening connection.
     case connectionClosed
@@ -41,8 +48,12 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
         case .invalidChannelName(let name):
             return
                 "invalid channel name \(name.debugDescription): use 1 to 63 bytes of [a-z0-9_], not starting with a digit"
+        case .invalidConsumerName(let name):
+            return "invalid durable consumer name \(name.debugDescription): use 1 to 200 bytes"
         case .heartbeatTimeout(let limit):
             return "the heartbeat did not come back within \(limit)"
+        case .statementTimeout(let limit):
+            return "a statement of the durable receiver did not complete within \(limit)"
         case .connectionClosed:
             return "the server closed the listening connection"
         }

@@ -1,5 +1,7 @@
 // Events per second and latency from publish to the remote handler, over loopback, with 1 KiB
-// payloads: two bridges (two buses, two origins) in one process, on one PostgreSQL server.
+// payloads: two bridges (two buses, two origins) in one process, on one PostgreSQL server, at most
+// once (NOTIFY) and durable (outbox + cursor), each on a channel of its own. BENCH_EVENTS sets the
+// events per run (default 5,000; a few hundred make a smoke run).
 //
 //   Integrations/EventBusPostgres/scripts/with-postgres.sh \
 //       swift run -c release --package-path Integrations/EventBusPostgres EventBusPostgresBenchmark
@@ -75,29 +77,42 @@ func measure(_ label: String, sender: ClusterNode, receiver: ClusterNode, count:
     print(line)
 }
 
+/// Measures one delivery mode on a channel of its own: a warm-up, then sequential and concurrent
+/// publishing; returns how many issues the two nodes reported.
+func measureMode(_ mode: String, url: DatabaseURL, count: Int, durable: Bool) async throws -> Int {
+    let channel = "bench_" + String(UUID().uuidString.prefix(8)).lowercased()
+    let nodes = try ["sender", "receiver"].map { name in
+        var settings = PostgresEventBridge.Configuration()
+        settings.publishBufferCapacity = 100_000
+        if durable { settings.delivery = .durable(PostgresEventBridge.Durable(consumer: name)) }
+        return try ClusterNode(name: "\(channel)_\(name)", url: url, channel: channel, configuration: settings)
+    }
+    let (sender, receiver) = (nodes[0], nodes[1])
+    for node in nodes { node.bridge.register(Payload.self, as: "bench.payload.v1") }
+    try await sender.start()
+    try await receiver.start()
+    try await measure("\(mode), warm-up", sender: sender, receiver: receiver, count: min(500, count), concurrency: 1)
+    try await measure(
+        "\(mode), sequential (1 publisher awaiting each)", sender: sender, receiver: receiver, count: count,
+        concurrency: 1)
+    try await measure(
+        "\(mode), concurrent (16 publishing tasks, batched)", sender: sender, receiver: receiver, count: count,
+        concurrency: 16)
+    if durable { try await sender.bridge.cleanUpOutbox() }
+    await sender.stop()
+    await receiver.stop()
+    return sender.issues.events.count + receiver.issues.events.count
+}
+
 func runBenchmark() async throws {
     guard let url = DatabaseURL.fromEnvironment else {
         print("Set EVENTBUS_POSTGRES_URL, or run through Integrations/EventBusPostgres/scripts/with-postgres.sh")
         exit(1)
     }
-    let channel = "bench_" + String(UUID().uuidString.prefix(8)).lowercased()
-    var settings = PostgresEventBridge.Configuration()
-    settings.publishBufferCapacity = 100_000
-    let sender = try ClusterNode(name: "\(channel)_sender", url: url, channel: channel, configuration: settings)
-    let receiver = try ClusterNode(name: "\(channel)_receiver", url: url, channel: channel, configuration: settings)
-    for node in [sender, receiver] { node.bridge.register(Payload.self, as: "bench.payload.v1") }
-    try await sender.start()
-    try await receiver.start()
     let count = Int(ProcessInfo.processInfo.environment["BENCH_EVENTS"] ?? "") ?? 5_000
-    try await measure("warm-up", sender: sender, receiver: receiver, count: 500, concurrency: 1)
-    try await measure(
-        "sequential (1 publisher awaiting each)", sender: sender, receiver: receiver, count: count, concurrency: 1)
-    try await measure(
-        "concurrent (16 publishing tasks, batched)", sender: sender, receiver: receiver, count: count, concurrency: 16)
-    let issues = sender.issues.events.count + receiver.issues.events.count
+    var issues = try await measureMode("at most once", url: url, count: count, durable: false)
+    issues += try await measureMode("durable", url: url, count: count, durable: true)
     print("issues reported: \(issues)")
-    await sender.stop()
-    await receiver.stop()
 }
 
 try await runBenchmark()

@@ -77,6 +77,10 @@ extension PostgresBridgeTests {
                 // b's pool reopens a connection: its publishes reach a again, and a's reach b.
                 try await ReconnectionTests.expectRecovery(of: a, from: b, timeout: .seconds(10))
                 try await ReconnectionTests.expectRecovery(of: b, from: a, timeout: .seconds(10))
+                #expect(
+                    await b.issues.wait(timeout: .seconds(5)) { issues in
+                        issues.contains { if case .sendRecovered = $0 { true } else { false } }
+                    }, "b's publisher did not report that it sends again: \(b.issues.events)")
                 let figures = delays.compactMap { $0 }.map(Self.seconds)
                 print(
                     "bridge: listening again \(figures.joined(separator: " and ")) after the server was back; "

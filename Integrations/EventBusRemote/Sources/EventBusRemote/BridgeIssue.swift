@@ -40,6 +40,12 @@ public enum BridgeIssue: Event, CustomStringConvertible {
     /// fail (``publishFailed(wireName:sequence:error:)``); reported once per abandoned send.
     case sendStalled(after: Duration, waiting: Int)
 
+    /// The publisher sent a batch again after ``sendStalled(after:waiting:)``: the transport
+    /// reaches its server again. `stalledFor` runs from the first abandoned send of the stall to
+    /// this successful one; the publishes that failed meanwhile were each reported
+    /// (``publishFailed(wireName:sequence:error:)``). Reported once per stall.
+    case sendRecovered(stalledFor: Duration)
+
     /// A payload on the channel was not a valid envelope (foreign, malformed, oversized or of an
     /// unsupported version); it was skipped. `excerpt` is its first 80 characters.
     case undecodableNotification(reason: String, bytes: Int, excerpt: String)
@@ -86,6 +92,17 @@ public enum BridgeIssue: Event, CustomStringConvertible {
     /// and how many of them were missed is unknown.
     case missedUncounted(origin: UUID, sequence: UInt64)
 
+    /// A durable receiver restarted after its previous run stopped between handing a batch to the
+    /// bus and acknowledging it (the process was killed, or crashed): the `count` events of that
+    /// batch, whose handlers may already have run, are delivered again, just after this issue.
+    /// The only case in which a durable consumer gets an event twice.
+    case redelivered(consumer: String, count: Int)
+
+    /// The retention limits of a durable transport deleted `count` events that consumer
+    /// `consumer` had not read yet (it was stopped, or slower than the limits allow): they are
+    /// lost for it. Reported when it next acknowledges a batch or starts.
+    case expired(consumer: String, count: Int)
+
     /// ``RemoteBridge/register(_:as:)`` refused a wire name: invalid, or already registered
     /// for another type (or the type under another name). The type stays as it was.
     case registrationRefused(wireName: String, reason: String)
@@ -105,6 +122,8 @@ public enum BridgeIssue: Event, CustomStringConvertible {
             return "send of \(name) #\(sequence) failed, it may not have reached other instances: \(error)"
         case .sendStalled(let limit, let waiting):
             return "a send stalled for \(limit), \(waiting) publishes waiting: the transport cannot reach its server"
+        case .sendRecovered(let duration):
+            return "the publisher sends again, \(duration) after its first stalled send"
         case .undecodableNotification(let reason, let bytes, let excerpt):
             return "skipped a payload of \(bytes) bytes (\(reason)): \(excerpt.debugDescription)"
         case .unauthenticated(let reason, let bytes, let excerpt):
@@ -126,6 +145,11 @@ public enum BridgeIssue: Event, CustomStringConvertible {
             return "missed \(count) events from \(origin) before #\(before)"
         case .missedUncounted(let origin, let sequence):
             return "first event from \(origin) after an interruption is #\(sequence): an unknown number missed"
+        case .redelivered(let consumer, let count):
+            return
+                "consumer \(consumer.debugDescription) restarted within a batch: its \(count) events are delivered again"
+        case .expired(let consumer, let count):
+            return "consumer \(consumer.debugDescription) lost \(count) events deleted by retention before it read them"
         case .registrationRefused(let name, let reason):
             return "registration of \(name.debugDescription) refused: \(reason)"
         }

@@ -5,7 +5,8 @@ public import EventBus
 /// A bridge receives the other instances' events only while it listens. Each status tells you when
 /// that window opened or closed, so that no loss is silent: events published by other instances
 /// between ``interrupted(_:)`` and the next ``resumed(gap:)`` were **not** received, and are not
-/// replayed (the transport is not a queue). How many were missed is known per origin only when
+/// replayed (unless the transport is durable: EventBusPostgres's durable mode reads them after
+/// its cursor once it listens again). How many were missed is known per origin only when
 /// that origin's next event arrives: each gap is then reported as
 /// ``BridgeIssue/missed(origin:count:before:)`` (or ``BridgeIssue/missedUncounted(origin:sequence:)``).
 ///

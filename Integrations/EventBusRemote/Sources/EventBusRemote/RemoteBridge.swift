@@ -63,19 +63,35 @@ public final class RemoteBridge: Sendable {
     /// What the publishing and the receiving halves share.
     final class Core: Sendable {
         let bus: EventBus
-        let origin = UUID()
+        let origin: UUID
         let authenticator: Authenticator?
         let maximumPayloadBytes: Int
         let registry = Locked(Registry())
         let publisher: SerialPublisher
+        /// Resumes this bridge's ``DeliveryMark``s, on the bus queue (``RemoteInbox/deliverAndWait(_:)``).
+        private let marks: EventToken
+
+        /// Dispatched on the bus queue behind a batch of received events: when its handler runs, the
+        /// synchronous subscribers of the events before it have returned.
+        struct DeliveryMark: Event {
+            let bridge: UUID
+            let done: CheckedContinuation<Void, Never>
+        }
 
         init(bus: EventBus, maximumPayloadBytes: Int, configuration: Configuration) {
             self.bus = bus
+            let origin = UUID()
+            self.origin = origin
             self.maximumPayloadBytes = maximumPayloadBytes
             authenticator = configuration.authenticationKey.map(Authenticator.init(key:))
             publisher = SerialPublisher(
                 capacity: max(1, configuration.publishBufferCapacity), maximumBytes: maximumPayloadBytes)
+            marks = bus.on(DeliveryMark.self).next { mark in
+                if mark.bridge == origin { mark.done.resume() }
+            }
         }
+
+        deinit { marks.dispose() }
 
         func report(_ status: BridgeStatus) {
             bus.dispatchOnBusQueue(status)
@@ -231,7 +247,8 @@ public final class RemoteBridge: Sendable {
             },
             stalled: {
                 self.core.report(.sendStalled(after: timeout, waiting: self.core.publisher.waiting))
-            }
+            },
+            recovered: { self.core.report(.sendRecovered(stalledFor: $0)) }
         )
     }
 

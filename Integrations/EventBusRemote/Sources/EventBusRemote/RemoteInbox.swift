@@ -1,3 +1,4 @@
+import EventBus
 import Foundation
 
 /// Where a ``RemoteTransport`` hands what it receives: payloads, and when it starts and stops
@@ -68,6 +69,50 @@ public final class RemoteInbox: Sendable {
             receive(envelope)
         }
         return .handled
+    }
+
+    /// Delivers `payloads` as ``deliver(_:)`` does, in order, then waits until the bus's queue has
+    /// run the synchronous subscribers of every event they dispatched; returns what each delivery
+    /// did.
+    ///
+    /// For a transport that acknowledges what it delivered (a durable cursor): once this returns,
+    /// the events were not only handed to the bus but handled, so acknowledging them then never
+    /// loses one whose handlers did not run. The wait is an internal marker event dispatched on the
+    /// bus queue behind the batch. O(payloads) outside any lock, as ``deliver(_:)`` each.
+    ///
+    /// ```swift
+    /// let rows = try await readBatch(after: cursor)
+    /// _ = await inbox.deliverAndWait(rows.map(\.payload))
+    /// try await acknowledge(rows.last)   // the handlers have run
+    /// ```
+    @discardableResult
+    public func deliverAndWait(_ payloads: [String]) async -> [Delivery] {
+        let deliveries = payloads.map { deliver($0) }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            core.bus.dispatchOnBusQueue(RemoteBridge.Core.DeliveryMark(bridge: core.origin, done: done))
+        }
+        return deliveries
+    }
+
+    /// Reports ``BridgeIssue/redelivered(consumer:count:)``, on the bus queue before the events
+    /// delivered next: for a durable transport that restarts within a batch it may already have
+    /// delivered.
+    ///
+    /// ```swift
+    /// if let claimed, claimed > cursor { inbox.redelivering(consumer: name, count: rows.count) }
+    /// ```
+    public func redelivering(consumer: String, count: Int) {
+        core.report(.redelivered(consumer: consumer, count: count))
+    }
+
+    /// Reports ``BridgeIssue/expired(consumer:count:)``: a durable transport's retention deleted
+    /// `count` events before consumer `consumer` read them.
+    ///
+    /// ```swift
+    /// if expired > 0 { inbox.expired(consumer: name, count: expired) }
+    /// ```
+    public func expired(consumer: String, count: Int) {
+        core.report(.expired(consumer: consumer, count: count))
     }
 
     private func receive(_ envelope: Envelope.Received) {

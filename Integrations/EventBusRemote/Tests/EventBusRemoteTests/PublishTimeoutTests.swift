@@ -51,18 +51,24 @@ struct PublishTimeoutTests {
         return nil
     }
 
+    /// A bridge on a fresh bus over a ``StalledTransport``, with Ping registered and `timeout` as
+    /// its publish timeout, and a recorder of its issues.
+    static func stalledBridge(timeout: Duration) -> (RemoteBridge, StalledTransport, Recorded<BridgeIssue>) {
+        let bus = EventBus()
+        let transport = StalledTransport()
+        var settings = RemoteBridge.Configuration()
+        settings.publishTimeout = timeout
+        let bridge = RemoteBridge(bus: bus, transport: transport, configuration: settings)
+        bridge.register(Ping.self, as: "test.ping.v1")
+        return (bridge, transport, Recorded(BridgeIssue.self, on: bus))
+    }
+
     @Test(
         "a send that never completes: publish throws publishTimedOut within the timeout and the send is reported stalled"
     )
     func stalledSend() async throws {
-        let bus = EventBus()
-        let transport = StalledTransport()
+        let (bridge, transport, issues) = Self.stalledBridge(timeout: .milliseconds(300))
         defer { transport.release() }
-        var settings = RemoteBridge.Configuration()
-        settings.publishTimeout = .milliseconds(300)
-        let bridge = RemoteBridge(bus: bus, transport: transport, configuration: settings)
-        bridge.register(Ping.self, as: "test.ping.v1")
-        let issues = Recorded(BridgeIssue.self, on: bus)
         // Three publishes: the first is stuck in the transport, the others wait behind it.
         let outcomes = await Self.within(.seconds(5)) {
             await withTaskGroup(of: String.self) { group in
@@ -95,5 +101,24 @@ struct PublishTimeoutTests {
         print(
             "publish timeout: 3 publishes behind a stalled send returned in time; \(transport.sendCount) send(s) started"
         )
+    }
+
+    @Test("a publisher that stalled and sends again reports that it recovered, once")
+    func recoveryIsReported() async throws {
+        let (bridge, transport, issues) = Self.stalledBridge(timeout: .milliseconds(200))
+        defer { transport.release() }
+        await #expect(throws: RemoteBridgeError.self) { try await bridge.publish(Ping(from: "a", n: 1)) }
+        #expect(await issues.wait { $0.contains { if case .sendStalled = $0 { true } else { false } } })
+        transport.release()  // the server is reachable again
+        try await bridge.publish(Ping(from: "a", n: 2))
+        try await bridge.publish(Ping(from: "a", n: 3))
+        #expect(await issues.wait { $0.contains { if case .sendRecovered = $0 { true } else { false } } })
+        try await Task.sleep(for: .milliseconds(100))
+        let recoveries = issues.events.compactMap { issue -> Duration? in
+            if case .sendRecovered(let duration) = issue { return duration }
+            return nil
+        }
+        #expect(recoveries.count == 1, "\(issues.events)")
+        #expect(recoveries.allSatisfy { $0 >= .milliseconds(0) && $0 < .seconds(5) })
     }
 }

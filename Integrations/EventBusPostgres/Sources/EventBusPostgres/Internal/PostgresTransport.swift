@@ -29,16 +29,33 @@ struct PostgresTransport: RemoteTransport {
         self.client = client
         self.configuration = configuration
         self.logger = logger
+        if case .durable(let settings) = configuration.delivery {
+            outbox = DurableOutbox(
+                channel: channel, settings: settings, statementTimeout: configuration.heartbeatTimeout, logger: logger)
+        } else {
+            outbox = nil
+        }
     }
 
     var maximumPayloadBytes: Int { PostgresEventBridge.maximumPayloadBytes }
 
+    /// The outbox of durable delivery; `nil` at most once.
+    let outbox: DurableOutbox?
+
     func send(_ payloads: [String]) async throws {
         do {
-            try await client.query(notifyQuery(payloads), logger: logger).consume()
+            try await client.query(try await publishQuery(payloads), logger: logger).consume()
         } catch {
             throw PostgresEventBridgeError.describing(error)
         }
+    }
+
+    /// The statement that publishes `envelopes`: their NOTIFYs, or, durable, their outbox rows and
+    /// one wake-up NOTIFY (the schema is created first, once per process).
+    func publishQuery(_ envelopes: [String]) async throws -> PostgresQuery {
+        guard let outbox else { return notifyQuery(envelopes) }
+        try await outbox.ensureSchema(client)
+        return outbox.insertQuery(envelopes)
     }
 
     /// `SELECT pg_notify($1, $2), pg_notify($1, $3), …`: one statement, so one implicit
@@ -59,6 +76,29 @@ struct PostgresTransport: RemoteTransport {
     /// (500 ms by default, so that listening resumes within about that of the server accepting
     /// connections again) and reset once listening.
     func receive(into inbox: RemoteInbox) async throws {
+        guard let outbox else { return try await listen(into: inbox) }
+        // Durable: the outbox is cleaned beside the receiving, on the client's connections.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await listen(into: inbox) }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: outbox.settings.cleanupInterval)
+                    if Task.isCancelled { break }
+                    do {
+                        _ = try await outbox.cleanUp(client)
+                    } catch {
+                        let error = PostgresEventBridgeError.describing(error)
+                        logger.warning("cleaning the outbox of \(channel) failed: \(error)")
+                    }
+                }
+            }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+
+    /// Listens (and, durable, reads the outbox) until cancelled, reconnecting after failures.
+    private func listen(into inbox: RemoteInbox) async throws {
         var failedAttempts = 0
         while !Task.isCancelled {
             do {
@@ -88,12 +128,23 @@ struct PostgresTransport: RemoteTransport {
             configuration: listenConfiguration, id: id, logger: logger)
         do {
             try await connection.listen(on: channel) { notifications in
+                // Durable: listening already, so no wake-up is missed between reading and waiting;
+                // the cursor exists before the bridge says it listens.
+                let cursor = try await outbox?.start(on: connection, inbox)
                 onListening()
+                let waker = Waker()
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await self.heartbeat(connection, inbox) }
+                    if let outbox, let cursor {
+                        group.addTask {
+                            try await outbox.receive(from: cursor, on: connection, into: inbox, waker: waker)
+                        }
+                    }
                     group.addTask {
                         for try await notification in notifications {
-                            if case .ownHeartbeat(let number) = inbox.deliver(notification.payload) {
+                            if outbox != nil && notification.payload == DurableOutbox.wakePayload {
+                                waker.wake()
+                            } else if case .ownHeartbeat(let number) = inbox.deliver(notification.payload) {
                                 listenState.withLockedValue {
                                     $0.heartbeatsReturned = max($0.heartbeatsReturned, number)
                                 }

@@ -27,16 +27,20 @@ struct PostgresBridgeTests {
         "t_" + UUID().uuidString.prefix(8).lowercased().replacingOccurrences(of: "-", with: "")
     }
 
-    /// Runs `body` with one started node per name, all on one fresh channel with Ping, RoomMessage
-    /// and Blob registered; stops them afterwards, whatever happens.
+    /// Runs `body` with one started node per name, all on one fresh channel (or `channel`) with
+    /// Ping, RoomMessage and Blob registered; stops them afterwards, whatever happens. `durable`:
+    /// each node consumes durably under its own name (``durableNode(_:channel:configuration:)``).
     static func withNodes(
         _ names: [String],
         configuration: PostgresEventBridge.Configuration = PostgresEventBridge.Configuration(),
+        durable: Bool = false,
+        channel: String = uniqueChannel(),
         _ body: ([ClusterNode]) async throws -> Void
     ) async throws {
-        let channel = uniqueChannel()
         let nodes = try names.map { name in
-            try ClusterNode(name: "\(channel)_\(name)", url: url, channel: channel, configuration: configuration)
+            durable
+                ? try durableNode(name, channel: channel, configuration: configuration)
+                : try ClusterNode(name: "\(channel)_\(name)", url: url, channel: channel, configuration: configuration)
         }
         for node in nodes {
             node.bridge.register(Ping.self, as: "test.ping.v1")
@@ -53,11 +57,27 @@ struct PostgresBridgeTests {
         for node in nodes { await node.stop() }
     }
 
-    /// Runs `body` with two started nodes, "a" and "b", and a recorder of the Pings each receives.
+    /// A node (not started) named `name` on `channel` whose bridge consumes durably as consumer
+    /// `name` (the same consumer again for the same name), with `configuration`'s other settings.
+    static func durableNode(
+        _ name: String, channel: String,
+        configuration: PostgresEventBridge.Configuration = PostgresEventBridge.Configuration()
+    ) throws -> ClusterNode {
+        var durable = PostgresEventBridge.Durable(consumer: name)
+        if case .durable(let given) = configuration.delivery { durable = given }
+        durable.consumer = name
+        var settings = configuration
+        settings.delivery = .durable(durable)
+        return try ClusterNode(name: "\(channel)_\(name)", url: url, channel: channel, configuration: settings)
+    }
+
+    /// Runs `body` with two started nodes, "a" and "b", and a recorder of the Pings each receives;
+    /// `durable`: both consume durably.
     static func withPingPair(
+        durable: Bool = false,
         _ body: (ClusterNode, ClusterNode, Recorder<Ping>, Recorder<Ping>) async throws -> Void
     ) async throws {
-        try await withNodes(["a", "b"]) { nodes in
+        try await withNodes(["a", "b"], durable: durable) { nodes in
             let (a, b) = (nodes[0], nodes[1])
             try await body(a, b, Recorder(Ping.self, on: a.bus), Recorder(Ping.self, on: b.bus))
         }

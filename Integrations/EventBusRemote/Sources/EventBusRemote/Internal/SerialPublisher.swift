@@ -25,6 +25,8 @@ final class SerialPublisher: Sendable {
         var nextSequence: UInt64 = 1
         var nextTransactionalSequence: UInt64 = 1
         var sent: SentLog
+        /// When the first send of the current stall was abandoned; `nil` while sends succeed.
+        var stalledSince: ContinuousClock.Instant?
     }
 
     private let state: Locked<State>
@@ -89,11 +91,13 @@ final class SerialPublisher: Sendable {
     /// abandoned (its task cancelled) after `timeout`, which `stalled` is told. Jobs whose ticket is
     /// already completed (timed out while queued) are not sent. A failed batch completes its
     /// tickets with the error, each reported through `failed` (unless its timeout already was).
+    /// The first batch sent after a stall tells `recovered` how long since the first abandoned send.
     func drain(
         timeout: Duration,
         send: @escaping @Sendable ([String]) async throws -> Void,
         failed: @Sendable (Job, any Error) -> Void,
-        stalled: @Sendable () -> Void
+        stalled: @Sendable () -> Void,
+        recovered: @Sendable (Duration) -> Void
     ) async {
         while true {
             let taken: [Job] = state.withLock { state in
@@ -112,8 +116,16 @@ final class SerialPublisher: Sendable {
             do {
                 try await withDeadline(timeout) { try await send(payloads) }
                 for job in batch { job.ticket.complete(.success(())) }
+                let since = state.withLock { state in
+                    defer { state.stalledSince = nil }
+                    return state.stalledSince
+                }
+                if let since { recovered(since.duration(to: .now)) }
             } catch {
-                if case .publishTimedOut = error as? RemoteBridgeError { stalled() }
+                if case .publishTimedOut = error as? RemoteBridgeError {
+                    state.withLock { $0.stalledSince = $0.stalledSince ?? .now }
+                    stalled()
+                }
                 for job in batch where job.ticket.complete(.failure(error)) {
                     failed(job, error)
                 }

@@ -1,0 +1,416 @@
+import EventBusRemote
+import Logging
+import NIOConcurrencyHelpers
+import PostgresNIO
+
+/// Durable delivery's side of PostgreSQL: the schema, the statements that write, read, acknowledge
+/// and clean the outbox, and a receiver's loop over its cursor.
+///
+/// Rows are read in `(xid, id)` order, never in `id` order alone, and only once their transaction
+/// id is below the oldest transaction still running (`pg_snapshot_xmin(pg_current_snapshot())`):
+/// a `bigserial` id is taken when the row is inserted but becomes visible at COMMIT, so a lower id
+/// can appear after a higher one was read (the outbox trap). Every transaction that can still
+/// commit has an xid at or above that bound, so it sorts after every row already read, and a
+/// cursor `(xid, id)` never skips a row that commits later.
+struct DurableOutbox: Sendable {
+    let channel: String
+    let settings: PostgresEventBridge.Durable
+    let logger: Logger
+    private let state = NIOLockedValueBox(State())
+
+    /// A place in the `(xid, id)` order of the channel's rows.
+    struct Position: Comparable, Sendable {
+        var xid: UInt64
+        var id: Int64
+
+        static func < (left: Position, right: Position) -> Bool {
+            (left.xid, left.id) < (right.xid, right.id)
+        }
+    }
+
+    private struct State {
+        /// The last row this process handed to the bus and saw handled: survives reconnections, so
+        /// that a batch whose acknowledgement a dying connection lost is not read again.
+        var handled: Position?
+        var schemaReady = false
+    }
+
+    /// The NOTIFY payload that wakes durable receivers; it carries nothing else.
+    static let wakePayload = "eventbus:wake"
+
+    /// Rows each cleanup statement deletes at most: one short transaction each.
+    static let cleanupBatch = 1_000
+
+    /// The tables and indexes, created by the bridge under an advisory lock (`IF NOT EXISTS`).
+    static let schema = [
+        """
+        CREATE TABLE IF NOT EXISTS eventbus_outbox (
+            id bigserial PRIMARY KEY,
+            channel text NOT NULL,
+            xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+            created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+            payload text NOT NULL)
+        """,
+        "CREATE INDEX IF NOT EXISTS eventbus_outbox_order ON eventbus_outbox (channel, xid, id)",
+        "CREATE INDEX IF NOT EXISTS eventbus_outbox_channel_id ON eventbus_outbox (channel, id)",
+        "CREATE INDEX IF NOT EXISTS eventbus_outbox_age ON eventbus_outbox (channel, created_at)",
+        """
+        CREATE TABLE IF NOT EXISTS eventbus_cursors (
+            channel text NOT NULL,
+            consumer text NOT NULL,
+            xid xid8 NOT NULL,
+            id bigint NOT NULL,
+            claimed_xid xid8,
+            claimed_id bigint,
+            expired bigint NOT NULL DEFAULT 0,
+            updated_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (channel, consumer))
+        """,
+    ]
+
+    /// How long one statement of a receiver may take before the connection is given up.
+    let statementTimeout: Duration
+
+    init(channel: String, settings: PostgresEventBridge.Durable, statementTimeout: Duration, logger: Logger) {
+        self.channel = channel
+        self.settings = settings
+        self.statementTimeout = statementTimeout
+        self.logger = logger
+    }
+
+    /// Runs a receiver's statement: its result, or an error once `statementTimeout` has passed or
+    /// the task is cancelled, whichever comes first. After `kill -9` of the server, postgres-nio
+    /// can leave a statement on the dead connection pending for good; it is then abandoned (left
+    /// to its own task), so that the receiver replaces the connection instead of hanging.
+    private func statement<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let outcome = NIOLockedValueBox<Outcome<T>>(.waiting(nil))
+        let work = Task { try await body() }
+        let timer = Task { [statementTimeout] in
+            try await Task.sleep(for: statementTimeout)
+            Outcome.finish(outcome, with: .failure(PostgresEventBridgeError.statementTimeout(statementTimeout)))
+        }
+        Task { Outcome.finish(outcome, with: await work.result) }
+        defer { timer.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let done: Result<T, any Error>? = outcome.withLockedValue { state in
+                    if case .done(let result) = state { return result }
+                    state = .waiting(continuation)
+                    return nil
+                }
+                if let done { continuation.resume(with: done) }
+            }
+        } onCancel: {
+            work.cancel()
+            Outcome.finish(outcome, with: .failure(CancellationError()))
+        }
+    }
+
+    /// Where ``statement(_:)`` stands: waiting (for its continuation, or with it), or decided.
+    private enum Outcome<T: Sendable>: Sendable {
+        case waiting(CheckedContinuation<T, any Error>?)
+        case done(Result<T, any Error>)
+
+        /// Decides `box` with `result` unless it is decided already; resumes its continuation
+        /// outside the lock.
+        static func finish(_ box: NIOLockedValueBox<Outcome<T>>, with result: Result<T, any Error>) {
+            let continuation: CheckedContinuation<T, any Error>? = box.withLockedValue { state in
+                guard case .waiting(let continuation) = state else { return nil }
+                state = .done(result)
+                return continuation
+            }
+            continuation?.resume(with: result)
+        }
+    }
+
+    // MARK: Schema
+
+    /// Creates the tables once per process, on a connection of `client`.
+    func ensureSchema(_ client: PostgresClient) async throws {
+        if state.withLockedValue({ $0.schemaReady }) { return }
+        try await client.withConnection { try await ensureSchema(on: $0) }
+    }
+
+    /// Creates the tables once per process, on `connection` (not in a transaction of its own).
+    func ensureSchema(on connection: PostgresConnection) async throws {
+        if state.withLockedValue({ $0.schemaReady }) { return }
+        try await connection.query("BEGIN", logger: logger).consume()
+        do {
+            // One creator at a time: concurrent CREATE ... IF NOT EXISTS can fail on the catalog.
+            try await connection.query("SELECT pg_advisory_xact_lock(7305643902176813415)", logger: logger).consume()
+            for statement in Self.schema {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).consume()
+            }
+            try await connection.query("COMMIT", logger: logger).consume()
+        } catch {
+            try? await connection.query("ROLLBACK", logger: logger).consume()
+            throw error
+        }
+        state.withLockedValue { $0.schemaReady = true }
+    }
+
+    // MARK: Publishing
+
+    /// Inserts `payloads` in this order and wakes the receivers at COMMIT: one statement.
+    func insertQuery(_ payloads: [String]) -> PostgresQuery {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(channel)
+        bindings.append(payloads)
+        return PostgresQuery(
+            unsafeSQL: """
+                WITH inserted AS (
+                    INSERT INTO eventbus_outbox (channel, payload)
+                    SELECT $1, u.payload FROM unnest($2::text[]) WITH ORDINALITY AS u(payload, n) ORDER BY u.n
+                    RETURNING 1)
+                SELECT pg_notify($1, '\(Self.wakePayload)')
+                """, binds: bindings)
+    }
+
+    // MARK: Receiving
+
+    /// Where a receiver reads from: after `position`; the rows up to `redeliverThrough` may have
+    /// been delivered by a previous process that did not acknowledge them.
+    struct Cursor: Sendable {
+        var position: Position
+        var redeliverThrough: Position?
+    }
+
+    /// Reads and delivers every batch after `cursor` (from ``start(on:_:)``), then again at each
+    /// wake-up or poll, until the task is cancelled or a statement fails (the connection is then
+    /// replaced).
+    func receive(from cursor: Cursor, on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker)
+        async throws
+    {
+        var (position, redeliverThrough) = (cursor.position, cursor.redeliverThrough)
+        while !Task.isCancelled {
+            while true {
+                let rows = try await read(after: position, on: connection)
+                guard let last = rows.last?.position else { break }
+                if let through = redeliverThrough {
+                    let again = rows.count(where: { $0.position <= through })
+                    if again > 0 { inbox.redelivering(consumer: settings.consumer, count: again) }
+                    if last >= through { redeliverThrough = nil }
+                }
+                await inbox.deliverAndWait(rows.map(\.payload))
+                position = last
+                state.withLockedValue { $0.handled = last }
+                try await acknowledge(last, on: connection, inbox)
+                if rows.count < settings.batchSize { break }
+            }
+            await waker.wait(atMost: settings.pollInterval)
+        }
+    }
+
+    /// The consumer's cursor, created (after the channel's last committed row) for a new consumer:
+    /// called before the receiver reports that it listens, so that every event published after
+    /// that is after the cursor.
+    func start(on connection: PostgresConnection, _ inbox: RemoteInbox) async throws -> Cursor {
+        try await ensureSchema(on: connection)
+        if let handled = state.withLockedValue({ $0.handled }) {
+            // Reconnected in the same process: what it handled is acknowledged, never read again.
+            try await acknowledge(handled, on: connection, inbox)
+            return Cursor(position: handled)
+        }
+        let stored = try await statement { try await storedCursor(on: connection) }
+        guard let stored else { throw PostgresEventBridgeError.connectionClosed }
+        let (position, claimed, expired) = stored
+        if expired > 0 {
+            try await acknowledge(position, on: connection, inbox)
+        }
+        return Cursor(position: position, redeliverThrough: claimed.flatMap { $0 > position ? $0 : nil })
+    }
+
+    /// The consumer's stored cursor (created if new): its position, its claim, its expired count.
+    private func storedCursor(on connection: PostgresConnection) async throws -> (Position, Position?, Int64)? {
+        try await connection.query(
+            """
+            INSERT INTO eventbus_cursors (channel, consumer, xid, id)
+            SELECT \(channel), \(settings.consumer), coalesce(t.xid, '0'::xid8), coalesce(t.id, 0)
+            FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+                SELECT xid, id FROM eventbus_outbox
+                WHERE channel = \(channel) AND xid < pg_snapshot_xmin(pg_current_snapshot())
+                ORDER BY xid DESC, id DESC LIMIT 1) AS t ON true
+            ON CONFLICT (channel, consumer) DO NOTHING
+            """, logger: logger
+        ).consume()
+        let rows = try await connection.query(
+            """
+            SELECT xid::text, id, claimed_xid::text, claimed_id, expired FROM eventbus_cursors
+            WHERE channel = \(channel) AND consumer = \(settings.consumer)
+            """, logger: logger)
+        var cursor: (Position, Position?, Int64)?
+        for try await (xid, id, claimedXID, claimedID, expired) in rows.decode(
+            (String, Int64, String?, Int64?, Int64).self)
+        {
+            let claimed = claimedXID.flatMap(UInt64.init).flatMap { xid in claimedID.map { Position(xid: xid, id: $0) }
+            }
+            cursor = (Position(xid: UInt64(xid) ?? 0, id: id), claimed, expired)
+        }
+        return cursor
+    }
+
+    private struct Row {
+        let position: Position
+        let payload: String
+    }
+
+    /// The next batch after `position` among the rows no running transaction can precede, and the
+    /// claim that this consumer is delivering them (so that a successor knows they may have been
+    /// delivered): one statement.
+    private func read(after position: Position, on connection: PostgresConnection) async throws -> [Row] {
+        try await statement { try await readBatch(after: position, on: connection) }
+    }
+
+    private func readBatch(after position: Position, on connection: PostgresConnection) async throws -> [Row] {
+        let rows = try await connection.query(
+            """
+            WITH batch AS (
+                SELECT id, xid, payload FROM eventbus_outbox
+                WHERE channel = \(channel) AND (xid, id) > (\(String(position.xid))::xid8, \(position.id))
+                    AND xid < pg_snapshot_xmin(pg_current_snapshot())
+                ORDER BY xid, id LIMIT \(settings.batchSize)),
+            last AS (SELECT xid, id FROM batch ORDER BY xid DESC, id DESC LIMIT 1),
+            claim AS (
+                UPDATE eventbus_cursors c SET claimed_xid = last.xid, claimed_id = last.id FROM last
+                WHERE c.channel = \(channel) AND c.consumer = \(settings.consumer)
+                    AND (c.claimed_xid IS NULL OR (c.claimed_xid, c.claimed_id) < (last.xid, last.id)))
+            SELECT id, xid::text, payload FROM batch ORDER BY batch.xid, batch.id
+            """, logger: logger)
+        var batch: [Row] = []
+        batch.reserveCapacity(settings.batchSize)
+        for try await (id, xid, payload) in rows.decode((Int64, String, String).self) {
+            batch.append(Row(position: Position(xid: UInt64(xid) ?? 0, id: id), payload: payload))
+        }
+        return batch
+    }
+
+    /// Moves the cursor to `position` (its claim too, if not beyond), and reports the rows that
+    /// retention deleted before this consumer read them, counted since the last acknowledgement.
+    private func acknowledge(_ position: Position, on connection: PostgresConnection, _ inbox: RemoteInbox)
+        async throws
+    {
+        let expired = try await statement { try await acknowledgement(position, on: connection) }
+        if expired > 0 { inbox.expired(consumer: settings.consumer, count: Int(expired)) }
+    }
+
+    /// The UPDATE of ``acknowledge(_:on:_:)``; returns the expired count it reset.
+    private func acknowledgement(_ position: Position, on connection: PostgresConnection) async throws -> Int64 {
+        let rows = try await connection.query(
+            """
+            WITH old AS (
+                SELECT expired FROM eventbus_cursors
+                WHERE channel = \(channel) AND consumer = \(settings.consumer) FOR UPDATE)
+            UPDATE eventbus_cursors c SET xid = \(String(position.xid))::xid8, id = \(position.id),
+                claimed_xid = CASE WHEN (c.claimed_xid, c.claimed_id) > (\(String(position.xid))::xid8, \(position.id))
+                    THEN c.claimed_xid END,
+                claimed_id = CASE WHEN (c.claimed_xid, c.claimed_id) > (\(String(position.xid))::xid8, \(position.id))
+                    THEN c.claimed_id END,
+                expired = c.expired - old.expired, updated_at = now()
+            FROM old WHERE c.channel = \(channel) AND c.consumer = \(settings.consumer)
+            RETURNING old.expired
+            """, logger: logger)
+        var expired: Int64 = 0
+        for try await value in rows.decode(Int64.self) { expired = value }
+        return expired
+    }
+
+    // MARK: Cleanup
+
+    /// Deletes the rows every consumer of the channel has passed, then those beyond the retention
+    /// limits (counted, per consumer that had not read them, as expired), each in statements of at
+    /// most ``cleanupBatch`` rows (short transactions: publishers insert meanwhile, and wait for
+    /// nothing); returns how many rows it deleted.
+    func cleanUp(_ client: PostgresClient) async throws -> Int {
+        try await ensureSchema(client)
+        let passed: PostgresQuery = """
+            WITH m AS (SELECT xid, id FROM eventbus_cursors WHERE channel = \(channel) ORDER BY xid, id LIMIT 1),
+            doomed AS (
+                SELECT o.id FROM eventbus_outbox o, m
+                WHERE o.channel = \(channel) AND (o.xid, o.id) <= (m.xid, m.id)
+                ORDER BY o.xid, o.id LIMIT \(Self.cleanupBatch)),
+            gone AS (DELETE FROM eventbus_outbox o USING doomed d WHERE o.id = d.id RETURNING 1)
+            SELECT count(*) FROM gone
+            """
+        var deleted = try await repeatUntilShort(passed, client)
+        let count = settings.retentionCount.map { String(max(0, $0)) } ?? "NULL"
+        let age = settings.retentionAge.map { String(Int(max(0, $0 / .milliseconds(1)))) } ?? "NULL"
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(channel)
+        let retained = PostgresQuery(
+            unsafeSQL: """
+                WITH bound AS (SELECT greatest(
+                    (SELECT max(id) FROM eventbus_outbox WHERE channel = $1) - \(count),
+                    (SELECT id FROM eventbus_outbox
+                     WHERE channel = $1 AND created_at < now() - \(age) * interval '1 millisecond'
+                     ORDER BY created_at DESC LIMIT 1)) AS id),
+                doomed AS (
+                    SELECT o.id FROM eventbus_outbox o, bound
+                    WHERE o.channel = $1 AND o.id <= bound.id ORDER BY o.id LIMIT \(Self.cleanupBatch)),
+                gone AS (DELETE FROM eventbus_outbox o USING doomed d WHERE o.id = d.id RETURNING o.xid, o.id),
+                lost AS (
+                    SELECT c.consumer, count(*) AS n FROM eventbus_cursors c JOIN gone g
+                        ON (g.xid, g.id) > (coalesce(c.claimed_xid, c.xid), coalesce(c.claimed_id, c.id))
+                    WHERE c.channel = $1 GROUP BY c.consumer),
+                counted AS (
+                    UPDATE eventbus_cursors c SET expired = c.expired + lost.n FROM lost
+                    WHERE c.channel = $1 AND c.consumer = lost.consumer)
+                SELECT count(*) FROM gone
+                """, binds: bindings)
+        deleted += try await repeatUntilShort(retained, client)
+        return deleted
+    }
+
+    /// Runs `query` (which deletes at most ``cleanupBatch`` rows and returns how many) until it
+    /// deletes fewer, 100 times at most; returns the total.
+    private func repeatUntilShort(_ query: PostgresQuery, _ client: PostgresClient) async throws -> Int {
+        var total = 0
+        for _ in 0..<100 {
+            var deleted = 0
+            for try await count in try await client.query(query, logger: logger).decode(Int64.self) {
+                deleted = Int(count)
+            }
+            total += deleted
+            if deleted < Self.cleanupBatch { break }
+        }
+        return total
+    }
+}
+
+/// Wakes a durable receiver: a NOTIFY, or its poll interval, whichever comes first. A wake-up
+/// with nobody waiting is kept for the next wait (one at most).
+final class Waker: Sendable {
+    private let state = NIOLockedValueBox<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    /// Ends the current wait, or the next one.
+    func wake() {
+        let waiter = state.withLockedValue { state in
+            defer { state = (state.waiter == nil, nil) }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns at the next wake-up, after `limit`, or when the task is cancelled.
+    func wait(atMost limit: Duration) async {
+        let timer = Task { [weak self] in
+            try await Task.sleep(for: limit)
+            self?.wake()
+        }
+        defer { timer.cancel() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLockedValue { state in
+                    if state.pending {
+                        state.pending = false
+                        return true
+                    }
+                    state.waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            wake()
+        }
+    }
+}

@@ -68,6 +68,19 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        // The README's quick start, built (with warnings as errors) and never run: `main.swift` is
+        // quoted verbatim in the README (`scripts/with-postgres.sh` checks it).
+        .executableTarget(
+            name: "QuickStart",
+            dependencies: [
+                "EventBusPostgres",
+                .product(name: "EventBus", package: "EventBus"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+            // No upcoming features: built as an application's package would build it.
+        ),
         // The second process of the cross-process test: publishes or receives on request.
         .executableTarget(
             name: "ClusterPeer",

@@ -10,7 +10,6 @@ import Testing
 extension PostgresBridgeTests {
     @Suite("Durable delivery: an outbox, a cursor per consumer, nothing lost or repeated")
     struct DurableTests {
-        struct Abort: Error {}
 
         /// Each node's pings, received by the other, checked against what it published: none
         /// twice, every one whose publish returned delivered, none that was never published.
@@ -38,12 +37,7 @@ extension PostgresBridgeTests {
         @Test("a COMMIT delivers everywhere, the publisher included, from the outbox; a ROLLBACK nowhere")
         func transactions() async throws {
             try await PostgresBridgeTests.withPingPair(durable: true) { a, _, atA, atB in
-                await #expect(throws: (any Error).self) {
-                    try await a.client.withTransaction(logger: Logger(label: "tests")) { connection in
-                        try await a.bridge.publish(Ping(from: "a", n: 1), in: connection)
-                        throw Abort()
-                    }
-                }
+                await PostgresBridgeTests.publishRolledBack(Ping(from: "a", n: 1), from: a)
                 try await a.client.withTransaction(logger: Logger(label: "tests")) { connection in
                     try await a.bridge.publish(Ping(from: "a", n: 2), in: connection)
                     try await Task.sleep(for: .milliseconds(300))
@@ -77,22 +71,8 @@ extension PostgresBridgeTests {
             try await PostgresBridgeTests.withNodes(["a", "b"], configuration: settings, durable: true) { nodes in
                 let (a, b) = (nodes[0], nodes[1])
                 let received = [Recorder(Ping.self, on: a.bus), Recorder(Ping.self, on: b.bus)]
-                let attempted = NIOLockedValueBox([0, 0])
-                let succeeded = NIOLockedValueBox([Set<Int>(), Set<Int>()])
-                let stop = NIOLockedValueBox(false)
-                let publishers = [a, b].enumerated().map { index, node in
-                    Task {
-                        var n = 0
-                        while !stop.withLockedValue({ $0 }) {
-                            n += 1
-                            attempted.withLockedValue { $0[index] = n }
-                            if (try? await node.bridge.publish(Ping(from: node.name, n: n))) != nil {
-                                succeeded.withLockedValue { _ = $0[index].insert(n) }
-                            }
-                            try? await Task.sleep(for: .milliseconds(2))
-                        }
-                    }
-                }
+                let stream = PingStream([a, b])
+                let (attempted, succeeded) = (stream.attempted, stream.succeeded)
                 try await Task.sleep(for: .milliseconds(500))
                 #expect(try await PostgresBridgeTests.serverCommand("EVENTBUS_POSTGRES_KILL"))
                 try await Task.sleep(for: .milliseconds(1500))
@@ -105,8 +85,7 @@ extension PostgresBridgeTests {
                 {
                     try await Task.sleep(for: .milliseconds(20))
                 }
-                stop.withLockedValue { $0 = true }
-                for publisher in publishers { await publisher.value }
+                await stream.stop()
                 let confirmed = succeeded.withLockedValue { $0 }
                 for (index, node) in [a, b].enumerated() {
                     let last = try #require(confirmed[index].max())

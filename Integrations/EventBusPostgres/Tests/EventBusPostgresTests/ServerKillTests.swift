@@ -104,20 +104,8 @@ extension PostgresBridgeTests {
             try await PostgresBridgeTests.withNodes(["a", "b"], configuration: settings) { nodes in
                 let (a, b) = (nodes[0], nodes[1])
                 let received = [Recorder(Ping.self, on: a.bus), Recorder(Ping.self, on: b.bus)]
-                let published = NIOLockedValueBox([0, 0])
-                let stop = NIOLockedValueBox(false)
-                // Each node publishes Ping(n: 1, 2, …), one at a time: n is its sequence number.
-                let publishers = [a, b].enumerated().map { index, node in
-                    Task {
-                        var n = 0
-                        while !stop.withLockedValue({ $0 }) {
-                            n += 1
-                            published.withLockedValue { $0[index] = n }
-                            try? await node.bridge.publish(Ping(from: node.name, n: n))
-                            try? await Task.sleep(for: .milliseconds(2))
-                        }
-                    }
-                }
+                let stream = PingStream([a, b])
+                let published = stream.attempted
                 try await Task.sleep(for: .milliseconds(500))
                 #expect(try await PostgresBridgeTests.serverCommand("EVENTBUS_POSTGRES_KILL"))
                 try await Task.sleep(for: .milliseconds(1500))
@@ -131,8 +119,7 @@ extension PostgresBridgeTests {
                             pings.contains { $0.from == from && $0.n >= before[other] + 20 }
                         })
                 }
-                stop.withLockedValue { $0 = true }
-                for publisher in publishers { await publisher.value }
+                await stream.stop()
                 // A last event from each, which must arrive: it reveals every gap before it.
                 for (index, node) in [a, b].enumerated() {
                     let receiver = received[1 - index]

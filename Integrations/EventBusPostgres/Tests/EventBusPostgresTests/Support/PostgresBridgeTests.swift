@@ -71,6 +71,18 @@ struct PostgresBridgeTests {
         return try ClusterNode(name: "\(channel)_\(name)", url: url, channel: channel, configuration: settings)
     }
 
+    /// Publishes `ping` from `node` in a transaction that then rolls back (expecting the error it
+    /// is rolled back with, which postgres-nio wraps in a `PostgresTransactionError`).
+    static func publishRolledBack(_ ping: Ping, from node: ClusterNode) async {
+        struct Abort: Error {}
+        await #expect(throws: PostgresTransactionError.self) {
+            try await node.client.withTransaction(logger: Logger(label: "tests")) { connection in
+                try await node.bridge.publish(ping, in: connection)
+                throw Abort()
+            }
+        }
+    }
+
     /// Runs `body` with two started nodes, "a" and "b", and a recorder of the Pings each receives;
     /// `durable`: both consume durably.
     static func withPingPair(

@@ -155,11 +155,11 @@ package struct AfterUnlock {
         if first != nil { ReleaseLoop.drop(first.take()) }
     }
 
-    /// `perform` when there is more than one object to release. Static, on the carrier's fields
-    /// moved into it: its caller's is then known to be empty, and dropping it costs nothing; and
-    /// taken apart (no argument of more than 4 words), they are passed in registers, where a whole
-    /// carrier was passed by address, which kept one in the frame of every operation (a dispatch's
-    /// is on the stack while handlers run).
+    /// `perform` when there is more than one object to release, a pick or a pass to schedule.
+    /// Static, on the carrier's fields moved into it: its caller's is then known to be empty, and
+    /// dropping it costs nothing; and taken apart (no argument of more than 4 words), they are
+    /// passed in registers, where a whole carrier was passed by address, which kept one in the
+    /// frame of every operation (a dispatch's is on the stack while handlers run).
     @inline(never)
     private static func performAll(
         _ objects: (first: AnyObject?, more: [Entry]?),

@@ -9,10 +9,12 @@ import Testing
 /// lets go of the oldest of the handler errors it keeps (a thrown error is a user value).
 @Suite("Lifetimes: a replaced tracer or handler, or a handler error let go of, is released with no lock held")
 struct ReplacedClosureReleaseTests {
-    /// Captured by a closure given to the bus. Its deinit asks another thread to take the bus's
-    /// lock and waits up to a second: if the lock is held (by the thread running this deinit), that
-    /// wait times out. (Calling the bus from this thread instead would trap on the re-entrant lock
-    /// in a debug build.)
+    /// Captured by a closure given to the bus. Its deinit asks a thread of its own to take the
+    /// bus's lock and waits for it (`defaultTimeout`): if the lock is held (by the thread running
+    /// this deinit), that wait times out. A thread of its own, not the global queue, whose threads
+    /// the suite's other tests may keep busy for longer than a short wait on a loaded machine.
+    /// (Calling the bus from this thread instead would trap on the re-entrant lock in a debug
+    /// build.)
     final class LockProbe: @unchecked Sendable {
         // @unchecked Sendable: `bus` is only read; `lockWasHeld` is a `Shared`.
         weak var bus: EventBus?
@@ -25,13 +27,10 @@ struct ReplacedClosureReleaseTests {
 
         deinit {
             guard let bus else { return }
-            let done = DispatchSemaphore(value: 0)
-            DispatchQueue.global().async {
+            let tookLock = onThread(stackSize: 512 << 10) {
                 _ = bus.subscriptionCount  // takes the bus's lock
-                done.signal()
             }
-            let held = done.wait(timeout: .now() + .seconds(1)) == .timedOut
-            lockWasHeld.withLock { $0 = held }
+            lockWasHeld.withLock { $0 = !tookLock }
         }
     }
 

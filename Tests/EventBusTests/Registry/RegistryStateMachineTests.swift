@@ -147,8 +147,8 @@ struct RegistryStateMachineTests {
         withExtendedLifetime(owners) {}
     }
 
-    @Test("A sweep pick whose owner is gone is reclaimed when performed")
-    func sweepPickOfDeadOwnerIsReclaimed() {
+    @Test("The sweep step picks a lone owned subscription once, its owner gone (checked after unlocking)")
+    func sweepPicksLoneOwnedOnce() {
         let machine = Machine()
         var owner: Owner? = Owner()
         let handle = machine.subscribe(Alpha.self, owner: owner)!
@@ -156,9 +156,9 @@ struct RegistryStateMachineTests {
         owner = nil
         machine.registry.tick(.subscribe)
         var after = machine.takeAfterUnlock()
-        #expect(after.pickedIDs == [handle.id])
-        // Performing it reclaims through the bus's own core, not this registry: what it decided
-        // (the pick) is what is under test here.
+        #expect(after.pickedIDs == [handle.id])  // once: a ring of one is not picked twice
+        // Performing it checks the owner and reclaims through the bus's own core, not this
+        // registry (end to end: `LifetimeTests.releasedBySweep`); what the registry decided is under test here.
         after.perform(in: machine.bus.core)
     }
 

@@ -300,11 +300,15 @@ final class BusCore: Sendable {
     /// and released after unlocking (the deinits of what it captured may call the bus).
     var tracer: (@Sendable (TraceRecord) -> Void)? {
         get { withRegistry { registry in registry.tracer } }
-        set {
-            var replaced = newValue
-            withRegistry { registry in swap(&registry.tracer, &replaced) }
-            ReleaseLoop.drop(replaced.take())
-        }
+        set { replace(\.tracer, with: newValue) }
+    }
+
+    /// Sets the registry's closure at `keyPath` to `value`; the one it replaces is released after
+    /// unlocking, through ``ReleaseLoop`` (the deinits of what it captured may call the bus).
+    private func replace<Closure>(_ keyPath: WritableKeyPath<Registry, Closure?>, with value: Closure?) {
+        var replaced = value
+        withRegistry { registry in swap(&registry[keyPath: keyPath], &replaced) }
+        ReleaseLoop.drop(replaced.take())
     }
 
     /// Hands `record` to the tracer, if there is one (read under the lock, called outside it).
@@ -317,21 +321,13 @@ final class BusCore: Sendable {
     /// The bus's dead-event handler.
     var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
         get { withRegistry { registry in registry.deadEventHandler } }
-        set {
-            var replaced = newValue
-            withRegistry { registry in swap(&registry.deadEventHandler, &replaced) }
-            ReleaseLoop.drop(replaced.take())
-        }
+        set { replace(\.deadEventHandler, with: newValue) }
     }
 
     /// The bus's handler-error handler.
     var handlerErrorHandler: (@Sendable (HandlerError) -> Void)? {
         get { withRegistry { registry in registry.handlerErrorHandler } }
-        set {
-            var replaced = newValue
-            withRegistry { registry in swap(&registry.handlerErrorHandler, &replaced) }
-            ReleaseLoop.drop(replaced.take())
-        }
+        set { replace(\.handlerErrorHandler, with: newValue) }
     }
 
     /// What one dispatch did.

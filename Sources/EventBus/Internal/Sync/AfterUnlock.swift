@@ -124,8 +124,6 @@ package struct AfterUnlock {
     }
     /// The bags to tell.
     var bagCount: Int { more?.count { if case .bag = $0 { true } else { false } } ?? 0 }
-    /// The work hooks to run.
-    var workCount: Int { more?.count { if case .work = $0 { true } else { false } } ?? 0 }
     /// The ids of the subscriptions to trace, with their end's reason (nil: registered).
     var traced: [(id: UInt64, ended: TraceRecord.Ended.Reason?)] {
         more?.compactMap { if case .trace(let node, let reason, _) = $0 { (node.id, reason) } else { nil } } ?? []

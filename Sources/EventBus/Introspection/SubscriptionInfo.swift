@@ -21,8 +21,11 @@ public struct SubscriptionInfo: Sendable, Hashable, CustomStringConvertible {
         case queue(label: String)
         /// On the main actor (``SubscriberMaker/onMainActor()``).
         case mainActor
+        /// On the owner, an actor of this type (``SubscriberMaker/isolated(to:)``), as
+        /// `String(reflecting:)` spells it.
+        case actor(typeName: String)
 
-        /// `synchronous`, `queue "label"` or `main actor`.
+        /// `synchronous`, `queue "label"`, `main actor` or `actor MyApp.Counter`.
         ///
         /// ```swift
         /// print(SubscriptionInfo.Delivery.queue(label: "work"))   // queue "work"
@@ -32,6 +35,7 @@ public struct SubscriptionInfo: Sendable, Hashable, CustomStringConvertible {
             case .synchronous: "synchronous"
             case .queue(let label): "queue \"\(label)\""
             case .mainActor: "main actor"
+            case .actor(let typeName): "actor \(typeName)"
             }
         }
     }

@@ -1,8 +1,9 @@
 /// Where a maker's handler runs: the `Delivery` parameter of ``SubscriberMaker``.
 ///
 /// You never create these; they let the compiler offer only the handlers that fit the chain
-/// (`@MainActor` ones after `onMainActor()` and on a ``MainActorEventNode``, nonisolated ones
-/// otherwise; `handle` only where the handler runs within the dispatch or post).
+/// (`@MainActor` ones after `onMainActor()` and on a ``MainActorEventNode``, ones isolated to the
+/// owner after `isolated(to:)`, nonisolated ones otherwise; `handle` only where the handler runs
+/// within the dispatch or post).
 ///
 /// ```swift
 /// let maker: SubscriberMaker<LoginEvent, Never, EventDelivery.MainActor> =
@@ -48,6 +49,19 @@ public enum EventDelivery {
     public enum MainActor: MainActorDelivery {
         /// A main-actor monitor stays on the main actor.
         public typealias Monitored = MainActor
+    }
+
+    /// On the owner, an actor, to handlers isolated to it (``SubscriberMaker/isolated(to:)``): in
+    /// dispatch order, after the dispatch. Offers `next { actor, event in }`, not `handle`.
+    ///
+    /// ```swift
+    /// actor Tally { var count = 0 }
+    /// let tally = Tally()
+    /// let maker = EventBus.shared.on(LoginEvent.self).isolated(to: tally)   // …, Tally, EventDelivery.Isolated>
+    /// ```
+    public enum Isolated: EventDeliveryStyle {
+        /// An actor-isolated monitor stays on its actor.
+        public typealias Monitored = Isolated
     }
 
     /// On the main actor, within a ``MainActorEventNode``'s post, to `@MainActor` handlers that

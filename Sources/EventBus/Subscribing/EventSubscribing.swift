@@ -35,3 +35,29 @@ extension EventSubscribing {
         bus.on(type).freeWith(self)
     }
 }
+
+extension EventSubscribing where Self: Actor {
+    /// Starts a subscription to `type` on `bus` (the shared bus by default), bound to this actor and
+    /// delivered on it: `bus.on(type).isolated(to: self)`.
+    ///
+    /// An actor's own subscriptions run isolated to it, so the handler given to `next` reaches its
+    /// state with no `await`, in dispatch order. This is how the bus takes the caller's isolation:
+    /// inside an actor, the caller's isolation is `self`, typed (`#isolation` would give an
+    /// `any Actor` whose state a handler could not reach), and it is chosen by conforming, never by
+    /// where `bus.on(_:)` happens to be written. Chain ``SubscriberMaker/atQueue(_:)`` for a
+    /// nonisolated handler instead.
+    ///
+    /// ```swift
+    /// actor Session: EventSubscribing {
+    ///     var user: String?
+    ///     func start() {
+    ///         subscribe(LoginEvent.self).next { session, event in session.user = event.userID }
+    ///     }
+    /// }
+    /// ```
+    public func subscribe<E: Event>(
+        _ type: E.Type, on bus: EventBus = .shared
+    ) -> SubscriberMaker<E, Self, EventDelivery.Isolated> {
+        bus.on(type).isolated(to: self)
+    }
+}

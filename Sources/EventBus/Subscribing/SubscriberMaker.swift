@@ -10,8 +10,10 @@ public import Dispatch
 ///   is offered too.
 /// - `Delivery` is ``EventDelivery/Synchronous`` (on the dispatching thread),
 ///   ``EventDelivery/Queued`` (after ``atQueue(_:)``), ``EventDelivery/MainActor`` (after
-///   ``onMainActor()``, whose handlers are `@MainActor`) or ``EventDelivery/MainActorChain`` (a
-///   ``MainActorEventNode``'s, whose `@MainActor` handlers may also `handle`).
+///   ``onMainActor()``, whose handlers are `@MainActor`), ``EventDelivery/Isolated`` (after
+///   ``isolated(to:)``, whose handlers are isolated to the owning actor) or
+///   ``EventDelivery/MainActorChain`` (a ``MainActorEventNode``'s, whose `@MainActor` handlers may
+///   also `handle`).
 ///
 /// ```swift
 /// final class ChatScreen: EventSubscribing {
@@ -166,6 +168,39 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     /// ```
     public func onMainActor() -> SubscriberMaker<E, Owner, EventDelivery.MainActor> {
         var copy = retyped(Owner.self, EventDelivery.MainActor.self)
+        copy.options.queue = nil
+        return copy
+    }
+
+    /// Binds the subscription to `actor`, which owns it (weakly, as ``freeWith(_:)``), and delivers
+    /// the events on it, to a handler isolated to it: `next { actor, event in }` receives the actor
+    /// as an `isolated` parameter, so the handler reads and writes its state with no `await`, and
+    /// the compiler rejects touching any other actor's. Replaces an earlier owner, ``atQueue(_:)``
+    /// or ``onMainActor()``.
+    ///
+    /// - **Order**: a subscription's events run on the actor one at a time, in the order they were
+    ///   dispatched (from any number of threads: the order in which their deliveries reached it),
+    ///   whatever the tasks' priorities. Each runs after the dispatch that sent it has moved on.
+    /// - **Dispose**: once `dispose()` has returned, or the actor is deallocated, no delivery
+    ///   starts, enqueued ones included. The bus holds the actor weakly, and strongly only while it
+    ///   runs a batch of its handlers on it.
+    /// - A handler cannot stop the dispatch (`handle` is unavailable: it runs after it). Its errors
+    ///   go to ``EventBus/handlerErrorHandler``.
+    ///
+    /// Inside the actor, `subscribe(E.self)` (``EventSubscribing``) is this with `self`.
+    ///
+    /// ```swift
+    /// actor UnreadCounter {
+    ///     var count = 0
+    ///     func start(on bus: EventBus) {
+    ///         bus.on(ChatMessage.self).ofType("room-7").isolated(to: self).next { counter, _ in
+    ///             counter.count += 1   // isolated to the actor: no await, checked by the compiler
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    public func isolated<A: Actor>(to actor: A) -> SubscriberMaker<E, A, EventDelivery.Isolated> {
+        var copy = freeWith(actor).retyped(A.self, EventDelivery.Isolated.self)
         copy.options.queue = nil
         return copy
     }

@@ -2,7 +2,7 @@ import Dispatch
 
 /// What a subscription does with an event, built by the maker: where the handler runs, and the
 /// handler in the shape `next` or `handle` was given. Only valid pairs exist: a main-actor handler
-/// only ever runs on the main actor, and only handlers called within the dispatch can stop it
+/// only ever runs on the main actor, an actor-isolated one on its actor, and only handlers called within the dispatch can stop it
 /// (synchronous ones, and the main-actor `handle` of a main-actor chain, whose posts run on the
 /// main queue).
 enum Body<E: Sendable>: Sendable {
@@ -12,6 +12,8 @@ enum Body<E: Sendable>: Sendable {
     case queue(DispatchQueue, Callback<E>)
     /// On the main actor: at once on the main queue, otherwise enqueued on it in dispatch order.
     case mainActor(MainActorHandler<E>)
+    /// On the owner, an actor: enqueued in the subscription's mailbox, run there in order.
+    case actor(ActorMailbox<E>)
 
     /// Whether a delivery made on this thread calls the handler now (rather than enqueueing it).
     var deliversNow: Bool {
@@ -19,6 +21,7 @@ enum Body<E: Sendable>: Sendable {
         case .immediate: true
         case .queue: false
         case .mainActor: isOnMainQueue
+        case .actor: false
         }
     }
 
@@ -28,6 +31,7 @@ enum Body<E: Sendable>: Sendable {
         case .immediate: false
         case .queue(let queue, _): isMainQueue(queue)
         case .mainActor: true
+        case .actor: false
         }
     }
 }

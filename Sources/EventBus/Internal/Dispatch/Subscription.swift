@@ -43,10 +43,11 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         case .immediate: .synchronous
         case .queue(let queue, _): .queue(label: queue.label)
         case .mainActor: .mainActor
+        case .actor(let mailbox): .actor(typeName: String(reflecting: mailbox.actorType))
         }
     }
 
-    /// Delivers `event` as the body says: now, on its queue, or on the main actor.
+    /// Delivers `event` as the body says: now, on its queue, on the main actor, or on its actor.
     ///
     /// Only the immediate call is made here: the other bodies are delivered in functions of their
     /// own, so that this frame, on the stack while a handler runs (and dispatches again), stays
@@ -66,6 +67,8 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
             return enqueue(callback, on: queue, event, holding: hold)
         case .mainActor(let handler):
             return deliverOnMainActor(handler, event, holding: hold)
+        case .actor(let mailbox):
+            return mailbox.enqueue(event, holding: hold, for: self)
         }
     }
 
@@ -158,7 +161,7 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     /// After an enqueued delivery ran: a dead owner found there has the subscription reclaimed; the
     /// `.untilDelivered` event it was enqueued with, if any, is received if the handler ran.
     /// `ticket`: what counting it as enqueued returned.
-    private func finishEnqueued(_ outcome: Outcome, holding hold: StickyHold?, _ ticket: Bool) {
+    func finishEnqueued(_ outcome: Outcome, holding hold: StickyHold?, _ ticket: Bool) {
         if let hold { container.finishHolding(hold, received: outcome.ranHandler) }
         if outcome == .ownerGone { container.reclaim(CollectionOfOne(handle)) }
         container.deliveryFinished(ticket)

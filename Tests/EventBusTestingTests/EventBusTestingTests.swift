@@ -111,6 +111,25 @@ struct EventBusTestingTests {
         print("settle: 20 deliveries on a serial queue, 2 ms each, all run when settle returned")
     }
 
+    /// An actor owner for ``settleWaitsForActors()``.
+    actor Sessions {
+        var users: [String] = []
+        func start(on bus: EventBus) {
+            bus.on(LoginEvent.self).isolated(to: self).next { sessions, event in sessions.users.append(event.userID) }
+        }
+    }
+
+    @Test("settle waits for the actor-isolated deliveries enqueued before it")
+    func settleWaitsForActors() async throws {
+        let bus = EventBus()
+        let sessions = Sessions()
+        await sessions.start(on: bus)
+        for i in 0..<1_000 { bus.dispatch(LoginEvent(userID: "\(i)")) }
+        await bus.settle()
+        #expect(await sessions.users == (0..<1_000).map { "\($0)" })
+        try bus.requireNoHandlerErrors()
+    }
+
     @Test("settle returns under a steady producer once what was enqueued before it has run")
     func settleIsASnapshot() async throws {
         let bus = EventBus()

@@ -218,6 +218,23 @@ struct ActorOwnerTests {
         #expect(bus.subscriptions.first?.description.contains("owner EventBusTests.ActorOwnerTests.Tally") == true)
     }
 
+    @Test("The tracer counts an actor delivery as enqueued; a dead-event hook does not see it")
+    func tracerAndDeadEvents() async {
+        let bus = EventBus()
+        let records = Shared<[String]>([])
+        let dead = Shared(0)
+        bus.tracer = { record in records.append("\(record)") }
+        bus.deadEventHandler = { _ in dead.increment() }
+        let recorder = Recorder()
+        _ = await recorder.start(on: bus)
+        bus.dispatch(Numbered(thread: 0, number: 0))
+        #expect(await waitUntil { recorder.received.value == 1 })
+        let dispatched = records.value.filter { $0.hasPrefix("dispatched") }
+        #expect(dispatched.count == 1)
+        #expect(dispatched.first?.hasSuffix("0 delivered, 1 enqueued") == true, "\(dispatched)")
+        #expect(dead.value == 0)
+    }
+
     @Test("Sticky: a replay is enqueued on the actor before live events; .untilDelivered counts at delivery")
     func sticky() async {
         let bus = EventBus()

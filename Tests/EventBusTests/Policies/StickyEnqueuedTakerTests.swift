@@ -1,6 +1,7 @@
 import Dispatch
-import EventBus
 import Testing
+
+@testable import EventBus
 
 /// DESIGN §7: an `.untilDelivered` event counts as received when a handler runs for it, in every
 /// mode; an enqueued delivery (queue, main actor, an enqueued replay) that finds its subscription
@@ -195,8 +196,11 @@ struct StickyEnqueuedTakerTests {
 
     /// How one taker of the race is delivered to.
     private enum Mode: CaseIterable {
-        case synchronous, queued, mainActor
+        case synchronous, queued, mainActor, actor
     }
+
+    /// The owner of an `.actor` taker.
+    private actor ActorTaker {}
 
     @Test("Takers disposed or losing their owner at random, racing dispatches: each event received once or kept")
     func takersRace() {
@@ -228,6 +232,7 @@ struct StickyEnqueuedTakerTests {
                     tally["\(mode)", default: 0] += 1
                     tally["\(fate)", default: 0] += 1
                     var owner: Owner? = Owner()
+                    var actorOwner: ActorTaker? = ActorTaker()
                     let record: @Sendable (Owner, Job) -> Void = { _, job in
                         received.withLock { $0[job.id] += 1 }
                     }
@@ -237,20 +242,27 @@ struct StickyEnqueuedTakerTests {
                     case .synchronous: token = maker.next(record)
                     case .queued: token = maker.atQueue(queues[thread]).next(record)
                     case .mainActor: token = maker.onMainActor().next(record)
+                    case .actor:
+                        token = bus.on(Job.self).ofType("\(id)").replayingSticky().isolated(to: actorOwner!).next {
+                            _, job in received.withLock { $0[job.id] += 1 }
+                        }
                     }
                     if random.next(below: 8) == 0 { usleepMilliseconds(1) }
                     switch fate {
                     case .disposed: token.dispose()
-                    case .ownerGone: owner = nil
+                    case .ownerGone:
+                        owner = nil
+                        actorOwner = nil
                     case .served:
                         switch mode {
                         case .synchronous: break
                         case .queued: _ = drain(queues[thread])
                         case .mainActor: _ = MainQueue.drain()
+                        case .actor: usleepMilliseconds(1)  // time to run on the actor; not awaited
                         }
                     }
                     token.dispose()  // the next taker of this key is the only one
-                    withExtendedLifetime(owner) {}
+                    withExtendedLifetime((owner, actorOwner)) {}
                 }
             }
             made.withLock { all in all.merge(tally, uniquingKeysWith: +) }
@@ -258,6 +270,7 @@ struct StickyEnqueuedTakerTests {
         #expect(finished)
         for queue in queues { #expect(drain(queue)) }
         #expect(MainQueue.drain())
+        #expect(waitUntil { bus.core.inFlight.count == 0 })
         var lost: [Int] = []
         var twice: [Int] = []
         var kept = 0
@@ -275,9 +288,10 @@ struct StickyEnqueuedTakerTests {
         let m = made.value
         print(
             ".untilDelivered takers race: \(events) events from \(dispatchers) threads, "
-                + "\(m["synchronous", default: 0] + m["queued", default: 0] + m["mainActor", default: 0]) takers "
+                + "\(Mode.allCases.map { m["\($0)", default: 0] }.reduce(0, +)) takers "
                 + "(\(m["synchronous", default: 0]) synchronous, \(m["queued", default: 0]) queued, "
-                + "\(m["mainActor", default: 0]) main-actor; \(m["disposed", default: 0]) disposed, "
+                + "\(m["mainActor", default: 0]) main-actor, \(m["actor", default: 0]) actor; "
+                + "\(m["disposed", default: 0]) disposed, "
                 + "\(m["ownerGone", default: 0]) owners gone at once), \(receipts) received, \(kept) kept, "
                 + "\(lost.count) lost, \(twice.count) twice")
     }

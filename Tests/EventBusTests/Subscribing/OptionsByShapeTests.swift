@@ -34,7 +34,7 @@ struct OptionsByShapeTests {
 
     /// A subscription's shape: how it is delivered, whether it has an owner, and how it finishes.
     struct Shape: CustomStringConvertible {
-        enum Delivery: CaseIterable { case synchronous, queue, mainActor }
+        enum Delivery: CaseIterable { case synchronous, queue, mainActor, actor }
         enum Finish: CaseIterable { case next, throwingNext, handle }
         let delivery: Delivery
         let owned: Bool
@@ -44,7 +44,8 @@ struct OptionsByShapeTests {
         /// the dispatching thread, not after `monitor()`).
         static var all: [Shape] {
             Delivery.allCases.flatMap { delivery in
-                [false, true].flatMap { owned in
+                // An actor-isolated subscription always has its actor as owner.
+                (delivery == .actor ? [true] : [false, true]).flatMap { owned in
                     Finish.allCases.compactMap { finish in
                         finish == .handle && delivery != .synchronous
                             ? nil : Shape(delivery: delivery, owned: owned, finish: finish)
@@ -64,6 +65,7 @@ struct OptionsByShapeTests {
     }
 
     final class Owner: Sendable {}
+    actor ActorOwner {}
 
     @Test("each option combination has its effect on each shape")
     func everyOptionOnEveryShape() {
@@ -75,13 +77,14 @@ struct OptionsByShapeTests {
             }
         }
         print("options by shape: \(checked) combinations of \(Option.all.count) options on \(Shape.all.count) shapes")
-        #expect(checked == 14 * 32 - 2 * 16)
+        #expect(checked == 16 * 32 - 2 * 16)
     }
 
     private func check(_ options: Option, on shape: Shape) {
         let context = Context()
         let bus = EventBus()
         let owner = Owner()
+        let actorOwner = ActorOwner()
         let label = "\(options) on \(shape)"
         // The subject's key: events of another key must not reach a keyed subject.
         let key = options.contains(.key) ? "k" : nil
@@ -93,8 +96,8 @@ struct OptionsByShapeTests {
             return .continue
         }
         let stopper = bus.on(Chat.self).ofType("stop").handle { _ in .stop }
-        let token = subscribe(options, shape, bus: bus, owner: owner, context: context)
-        settle(shape, context)
+        let token = subscribe(options, shape, bus: bus, owners: (owner, actorOwner), context: context)
+        settle(shape, bus, context)
 
         // Introspection says what the maker chose.
         let info = bus.subscriptions.first { $0.id != reference.id && $0.id != stopper.id }
@@ -107,6 +110,9 @@ struct OptionsByShapeTests {
         case .synchronous: #expect(info?.delivery == .synchronous, "\(label): delivery")
         case .queue: #expect(info?.delivery == .queue(label: "OptionsByShapeTests"), "\(label): delivery")
         case .mainActor: #expect(info?.delivery == .mainActor, "\(label): delivery")
+        case .actor:
+            let actorType = String(reflecting: ActorOwner.self)
+            #expect(info?.delivery == .actor(typeName: actorType), "\(label): delivery")
         }
         #expect(bus.subscriptionCount == (options.contains(.isInternal) ? 2 : 3), "\(label): counted")
 
@@ -117,17 +123,17 @@ struct OptionsByShapeTests {
 
         // Another key reaches the unkeyed subject only.
         bus.dispatch(Chat(room: "other", text: "other"))
-        settle(shape, context)
+        settle(shape, bus, context)
         #expect(context.log.value.contains("subject other") == (key == nil), "\(label): key routing")
         context.log.withLock { $0.removeAll() }
 
         // Its own key: the subject runs once, ordered by priority against the reference (on the
         // dispatching thread, where order within one dispatch is defined).
         bus.dispatch(Chat(room: key, text: "own"))
-        settle(shape, context)
+        settle(shape, bus, context)
         let log = context.log.value
         #expect(log.filter { $0 == "subject own" }.count == 1, "\(label): delivered once")
-        if shape.delivery != .queue, let subject = log.firstIndex(of: "subject own"),
+        if shape.delivery != .queue, shape.delivery != .actor, let subject = log.firstIndex(of: "subject own"),
             let reference = log.firstIndex(of: "reference own")
         {
             // Priority first, then keyed before unkeyed, then subscription order; monitors last.
@@ -140,7 +146,7 @@ struct OptionsByShapeTests {
         // handlers of higher priority, which ran before the stop.
         if key == nil {
             bus.dispatch(Chat(room: "stop", text: "stopped"))
-            settle(shape, context)
+            settle(shape, bus, context)
             let reached = context.log.value.contains("subject stopped")
             #expect(reached == !options.isDisjoint(with: [.monitor, .high]), "\(label): stop \(context.log.value)")
             context.log.withLock { $0.removeAll() }
@@ -149,26 +155,36 @@ struct OptionsByShapeTests {
         // After dispose, nothing more.
         token.dispose()
         bus.dispatch(Chat(room: key, text: "after"))
-        settle(shape, context)
+        settle(shape, bus, context)
         #expect(!context.log.value.contains("subject after"), "\(label): dispose")
         reference.dispose()
         stopper.dispose()
-        withExtendedLifetime(owner) {}
+        withExtendedLifetime((owner, actorOwner)) {}
     }
 
-    /// Lets queued deliveries run (main-actor ones run now: the test is on the main actor).
-    private func settle(_ shape: Shape, _ context: Context) {
+    /// Lets queued and actor deliveries run (main-actor ones run now: the test is on the main
+    /// actor; actors run on the cooperative pool).
+    private func settle(_ shape: Shape, _ bus: EventBus, _ context: Context) {
         if shape.delivery == .queue { #expect(drain(context.queue)) }
+        if shape.delivery == .actor { #expect(waitUntil { bus.core.inFlight.count == 0 }) }
     }
 
     private func subscribe(
-        _ options: Option, _ shape: Shape, bus: EventBus, owner: Owner, context: Context
+        _ options: Option, _ shape: Shape, bus: EventBus, owners: (Owner, ActorOwner), context: Context
     ) -> EventToken {
+        let (owner, actorOwner) = owners
         var maker = bus.on(Chat.self)
         if options.contains(.key) { maker = maker.ofType("k") }
         if options.contains(.high) { maker = maker.priority(.high) }
         if options.contains(.replay) { maker = maker.replayingSticky() }
         if options.contains(.isInternal) { maker = maker.markedInternal() }
+        if shape.delivery == .actor {
+            let isolated =
+                options.contains(.monitor) ? maker.monitor().isolated(to: actorOwner) : maker.isolated(to: actorOwner)
+            return shape.finish == .next
+                ? isolated.next { _, event in context.hit(event) }
+                : isolated.next { _, event throws in context.hit(event) }
+        }
         if options.contains(.monitor) { return finish(maker.monitor(), shape, owner: owner, context: context) }
         if shape.finish == .handle {
             return shape.owned
@@ -204,6 +220,7 @@ struct OptionsByShapeTests {
             return maker.onMainActor().freeWith(owner).next { _, event in context.hit(event) }
         case (.mainActor, true, _):
             return maker.onMainActor().freeWith(owner).next { _, event throws in context.hit(event) }
+        case (.actor, _, _): preconditionFailure("subscribed by subscribe(_:_:bus:owners:context:)")
         }
     }
 }

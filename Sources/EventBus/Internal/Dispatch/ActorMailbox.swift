@@ -82,7 +82,10 @@ final class ActorMailbox<E: Sendable>: Sendable {
     }
 
     private static func takeAll(_ waiting: inout Waiting) -> Pending? {
-        defer { waiting.first = nil; waiting.last = nil }
+        defer {
+            waiting.first = nil
+            waiting.last = nil
+        }
         return waiting.first
     }
 

@@ -3,8 +3,9 @@
 // A login service publishes typed events. A home screen and a profile screen subscribe bound to
 // their own lifetimes; a chat screen listens to one room; an analytics service logs on a
 // background queue; a session controller keeps its subscriptions in a DisposeBag; and legacy
-// NotificationCenter code feeds typed subscribers through the bridge; a main-actor view model and
-// an audit task reading an AsyncStream show the Swift concurrency side; a sticky current user, a
+// NotificationCenter code feeds typed subscribers through the bridge; a main-actor view model, an
+// actor that owns its subscription (handlers isolated to it) and an audit task reading an
+// AsyncStream show the Swift concurrency side; a sticky current user, a
 // drawer that stops the back button and an analytics monitor show the delivery policies; a screen
 // tree shows event chains (bubbling, an interceptor, a request, a monitor of a stopped event).
 //
@@ -207,11 +208,36 @@ final class DownloadsViewModel: EventSubscribing {
     }
 }
 
+/// A server-style component: state in an actor, updated by events from anywhere. Its subscriptions
+/// are isolated to it: handlers touch `files` with no `await`, one event at a time, in order.
+actor DownloadLedger: EventSubscribing {
+    private(set) var files: [String] = []
+    private var waiter: (count: Int, continuation: CheckedContinuation<[String], Never>)?
+
+    func start(bus: EventBus) {
+        subscribe(DownloadFinished.self, on: bus).next { ledger, event in
+            ledger.files.append(event.file)  // isolated to the actor: checked by the compiler
+            if let waiter = ledger.waiter, ledger.files.count >= waiter.count {
+                ledger.waiter = nil
+                waiter.continuation.resume(returning: ledger.files)
+            }
+        }
+    }
+
+    /// The files recorded, once there are at least `count` of them.
+    func files(atLeast count: Int) async -> [String] {
+        if files.count >= count { return files }
+        return await withCheckedContinuation { waiter = (count, $0) }
+    }
+}
+
 @MainActor
 func swiftConcurrencyChapter(bus: EventBus) async {
-    print("\n6. Swift concurrency: a main-actor view model, and an audit task reading a stream.")
+    print("\n6. Swift concurrency: a main-actor view model, an actor owner, and an audit task reading a stream.")
     let model = DownloadsViewModel()
     model.start(bus: bus)
+    let ledger = DownloadLedger()
+    await ledger.start(bus: bus)
 
     // A stream: every DownloadFinished from now on, consumed by a task at its own pace. Made in
     // the capture list, it subscribes now, and the task holds the only reference to it.
@@ -236,8 +262,10 @@ func swiftConcurrencyChapter(bus: EventBus) async {
 
     let audited = await auditor.value
     print("  Audit task read from its stream, in dispatch order: \(audited.joined(separator: ", "))")
+    let recorded = await ledger.files(atLeast: 2)
+    print("  DownloadLedger (an actor owner) recorded, on the actor, in dispatch order: \(recorded.joined(separator: ", "))")
     print(
-        "  (the stream's subscription ended with the task; only the view model's remains: \(bus.subscriptionCount(of: DownloadFinished.self)))"
+        "  (the stream's subscription ended with the task; the view model's and the ledger's remain: \(bus.subscriptionCount(of: DownloadFinished.self)))"
     )
 }
 

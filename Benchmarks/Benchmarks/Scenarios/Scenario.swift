@@ -46,7 +46,7 @@ public final class Workload {
 /// Every scenario, in report order.
 public let allScenarios: [Scenario] =
     publishScenarios() + keyedScenarios() + subscribeScenarios() + ownerChurnScenarios()
-    + enqueuedScenarios() + contentionScenarios() + policyScenarios() + chainScenarios()
+    + enqueuedScenarios() + actorScenarios() + contentionScenarios() + policyScenarios() + chainScenarios()
 
 // MARK: - What every contender shares
 

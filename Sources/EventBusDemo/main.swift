@@ -263,7 +263,9 @@ func swiftConcurrencyChapter(bus: EventBus) async {
     let audited = await auditor.value
     print("  Audit task read from its stream, in dispatch order: \(audited.joined(separator: ", "))")
     let recorded = await ledger.files(atLeast: 2)
-    print("  DownloadLedger (an actor owner) recorded, on the actor, in dispatch order: \(recorded.joined(separator: ", "))")
+    print(
+        "  DownloadLedger (an actor owner) recorded, on the actor, in dispatch order: \(recorded.joined(separator: ", "))"
+    )
     print(
         "  (the stream's subscription ended with the task; the view model's and the ledger's remain: \(bus.subscriptionCount(of: DownloadFinished.self)))"
     )

@@ -203,7 +203,7 @@ struct StickyEnqueuedTakerTests {
     private actor ActorTaker {}
 
     @Test("Takers disposed or losing their owner at random, racing dispatches: each event received once or kept")
-    func takersRace() {
+    func takersRace() async {
         let dispatchers = 2
         let perDispatcher = 3_000
         let takerThreads = 4
@@ -212,65 +212,68 @@ struct StickyEnqueuedTakerTests {
         let queues = (0..<takerThreads).map { DispatchQueue(label: "sticky.race.\($0)") }
         let received = Shared([Int](repeating: 0, count: events))
         let made = Shared([String: Int]())
-        let finished = concurrently(dispatchers + takerThreads, timeout: .seconds(60)) { worker in
-            if worker < dispatchers {
-                for n in 0..<perDispatcher {
-                    let id = worker * perDispatcher + n
-                    bus.dispatch(Job(id: id, key: "\(id)"), sticky: .untilDelivered)
+        // Off the cooperative pool: the actor takers' deliveries run on it.
+        let finished = await offThePool {
+            concurrently(dispatchers + takerThreads, timeout: .seconds(60)) { worker in
+                if worker < dispatchers {
+                    for n in 0..<perDispatcher {
+                        let id = worker * perDispatcher + n
+                        bus.dispatch(Job(id: id, key: "\(id)"), sticky: .untilDelivered)
+                    }
+                    return
                 }
-                return
-            }
-            // Each key has at most one taker at a time (this thread's), so a delivery, live or
-            // replayed, is that key's one receipt.
-            let thread = worker - dispatchers
-            var random = SplitMix64(seed: UInt64(thread) &+ 29)
-            var tally: [String: Int] = [:]
-            for id in stride(from: thread, to: events, by: takerThreads) {
-                for _ in 0..<1 + random.next(below: 2) {
-                    let mode = Mode.allCases[random.next(below: Mode.allCases.count)]
-                    let fate = Fate.allCases[random.next(below: Fate.allCases.count)]
-                    tally["\(mode)", default: 0] += 1
-                    tally["\(fate)", default: 0] += 1
-                    var owner: Owner? = Owner()
-                    var actorOwner: ActorTaker? = ActorTaker()
-                    let record: @Sendable (Owner, Job) -> Void = { _, job in
-                        received.withLock { $0[job.id] += 1 }
-                    }
-                    let maker = bus.on(Job.self).ofType("\(id)").replayingSticky().freeWith(owner!)
-                    let token: EventToken
-                    switch mode {
-                    case .synchronous: token = maker.next(record)
-                    case .queued: token = maker.atQueue(queues[thread]).next(record)
-                    case .mainActor: token = maker.onMainActor().next(record)
-                    case .actor:
-                        token = bus.on(Job.self).ofType("\(id)").replayingSticky().isolated(to: actorOwner!).next {
-                            _, job in received.withLock { $0[job.id] += 1 }
+                // Each key has at most one taker at a time (this thread's), so a delivery, live or
+                // replayed, is that key's one receipt.
+                let thread = worker - dispatchers
+                var random = SplitMix64(seed: UInt64(thread) &+ 29)
+                var tally: [String: Int] = [:]
+                for id in stride(from: thread, to: events, by: takerThreads) {
+                    for _ in 0..<1 + random.next(below: 2) {
+                        let mode = Mode.allCases[random.next(below: Mode.allCases.count)]
+                        let fate = Fate.allCases[random.next(below: Fate.allCases.count)]
+                        tally["\(mode)", default: 0] += 1
+                        tally["\(fate)", default: 0] += 1
+                        var owner: Owner? = Owner()
+                        var actorOwner: ActorTaker? = ActorTaker()
+                        let record: @Sendable (Owner, Job) -> Void = { _, job in
+                            received.withLock { $0[job.id] += 1 }
                         }
-                    }
-                    if random.next(below: 8) == 0 { usleepMilliseconds(1) }
-                    switch fate {
-                    case .disposed: token.dispose()
-                    case .ownerGone:
-                        owner = nil
-                        actorOwner = nil
-                    case .served:
+                        let maker = bus.on(Job.self).ofType("\(id)").replayingSticky().freeWith(owner!)
+                        let token: EventToken
                         switch mode {
-                        case .synchronous: break
-                        case .queued: _ = drain(queues[thread])
-                        case .mainActor: _ = MainQueue.drain()
-                        case .actor: usleepMilliseconds(1)  // time to run on the actor; not awaited
+                        case .synchronous: token = maker.next(record)
+                        case .queued: token = maker.atQueue(queues[thread]).next(record)
+                        case .mainActor: token = maker.onMainActor().next(record)
+                        case .actor:
+                            token = bus.on(Job.self).ofType("\(id)").replayingSticky().isolated(to: actorOwner!).next {
+                                _, job in received.withLock { $0[job.id] += 1 }
+                            }
                         }
+                        if random.next(below: 8) == 0 { usleepMilliseconds(1) }
+                        switch fate {
+                        case .disposed: token.dispose()
+                        case .ownerGone:
+                            owner = nil
+                            actorOwner = nil
+                        case .served:
+                            switch mode {
+                            case .synchronous: break
+                            case .queued: _ = drain(queues[thread])
+                            case .mainActor: _ = MainQueue.drain()
+                            case .actor: usleepMilliseconds(1)  // time to run on the actor; not awaited
+                            }
+                        }
+                        token.dispose()  // the next taker of this key is the only one
+                        withExtendedLifetime((owner, actorOwner)) {}
                     }
-                    token.dispose()  // the next taker of this key is the only one
-                    withExtendedLifetime((owner, actorOwner)) {}
                 }
+                made.withLock { all in all.merge(tally, uniquingKeysWith: +) }
             }
-            made.withLock { all in all.merge(tally, uniquingKeysWith: +) }
         }
         #expect(finished)
         for queue in queues { #expect(drain(queue)) }
         #expect(MainQueue.drain())
-        #expect(waitUntil { bus.core.inFlight.count == 0 })
+        #expect(await waitUntil(timeout: actorTimeout) { bus.core.inFlight.count == 0 })
         var lost: [Int] = []
         var twice: [Int] = []
         var kept = 0

@@ -68,11 +68,11 @@ struct OptionsByShapeTests {
     actor ActorOwner {}
 
     @Test("each option combination has its effect on each shape")
-    func everyOptionOnEveryShape() {
+    func everyOptionOnEveryShape() async {
         var checked = 0
         for shape in Shape.all {
             for options in Option.combinations where !(options.contains(.monitor) && shape.finish == .handle) {
-                check(options, on: shape)
+                await check(options, on: shape)
                 checked += 1
             }
         }
@@ -80,7 +80,7 @@ struct OptionsByShapeTests {
         #expect(checked == 16 * 32 - 2 * 16)
     }
 
-    private func check(_ options: Option, on shape: Shape) {
+    private func check(_ options: Option, on shape: Shape) async {
         let context = Context()
         let bus = EventBus()
         let owner = Owner()
@@ -97,7 +97,7 @@ struct OptionsByShapeTests {
         }
         let stopper = bus.on(Chat.self).ofType("stop").handle { _ in .stop }
         let token = subscribe(options, shape, bus: bus, owners: (owner, actorOwner), context: context)
-        settle(shape, bus, context)
+        await settle(shape, bus, context)
 
         // Introspection says what the maker chose.
         let info = bus.subscriptions.first { $0.id != reference.id && $0.id != stopper.id }
@@ -123,14 +123,14 @@ struct OptionsByShapeTests {
 
         // Another key reaches the unkeyed subject only.
         bus.dispatch(Chat(room: "other", text: "other"))
-        settle(shape, bus, context)
+        await settle(shape, bus, context)
         #expect(context.log.value.contains("subject other") == (key == nil), "\(label): key routing")
         context.log.withLock { $0.removeAll() }
 
         // Its own key: the subject runs once, ordered by priority against the reference (on the
         // dispatching thread, where order within one dispatch is defined).
         bus.dispatch(Chat(room: key, text: "own"))
-        settle(shape, bus, context)
+        await settle(shape, bus, context)
         let log = context.log.value
         #expect(log.filter { $0 == "subject own" }.count == 1, "\(label): delivered once")
         if shape.delivery != .queue, shape.delivery != .actor, let subject = log.firstIndex(of: "subject own"),
@@ -146,7 +146,7 @@ struct OptionsByShapeTests {
         // handlers of higher priority, which ran before the stop.
         if key == nil {
             bus.dispatch(Chat(room: "stop", text: "stopped"))
-            settle(shape, bus, context)
+            await settle(shape, bus, context)
             let reached = context.log.value.contains("subject stopped")
             #expect(reached == !options.isDisjoint(with: [.monitor, .high]), "\(label): stop \(context.log.value)")
             context.log.withLock { $0.removeAll() }
@@ -155,7 +155,7 @@ struct OptionsByShapeTests {
         // After dispose, nothing more.
         token.dispose()
         bus.dispatch(Chat(room: key, text: "after"))
-        settle(shape, bus, context)
+        await settle(shape, bus, context)
         #expect(!context.log.value.contains("subject after"), "\(label): dispose")
         reference.dispose()
         stopper.dispose()
@@ -163,10 +163,15 @@ struct OptionsByShapeTests {
     }
 
     /// Lets queued and actor deliveries run (main-actor ones run now: the test is on the main
-    /// actor; actors run on the cooperative pool).
-    private func settle(_ shape: Shape, _ bus: EventBus, _ context: Context) {
+    /// actor; actors run on the cooperative pool, which it awaits, leaving the main actor free).
+    private func settle(_ shape: Shape, _ bus: EventBus, _ context: Context) async {
         if shape.delivery == .queue { #expect(drain(context.queue)) }
-        if shape.delivery == .actor { #expect(waitUntil { bus.core.inFlight.count == 0 }) }
+        if shape.delivery == .actor {
+            // Awaited, so that the main actor stays free (main-actor deliveries of other tests).
+            let core = bus.core
+            let settled = await waitUntil(timeout: actorTimeout) { @Sendable in core.inFlight.count == 0 }
+            #expect(settled)
+        }
     }
 
     private func subscribe(

@@ -11,6 +11,11 @@ import Testing
 /// The longest any single wait in the suite may block.
 let defaultTimeout: DispatchTimeInterval = .seconds(10)
 
+/// The longest a test waits for deliveries to an actor. Actors run on the cooperative pool (as many
+/// threads as cores), which Swift Testing's synchronous tests also run on: in a full run on 2 cores,
+/// two long ones have held both threads for 20 s, and an actor's drain waited behind them.
+let actorTimeout: DispatchTimeInterval = .seconds(90)
+
 /// A value shared between a test and handlers running on other threads.
 final class Shared<Value>: @unchecked Sendable {
     // @unchecked Sendable: `value` is only reached through `withLock`, which holds the lock.
@@ -103,6 +108,15 @@ func concurrently(
         }
     }
     return group.wait(timeout: .now() + timeout) == .success
+}
+
+/// Runs `body`, which blocks (waits for threads, loops for long), on a thread of its own and awaits
+/// its result: an async test that blocked the cooperative pool (2 threads on a 2-core machine) would
+/// starve the actors and tasks that other tests, and its own, wait for.
+func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread.detach { continuation.resume(returning: body()) }
+    }
 }
 
 func usleepMilliseconds(_ milliseconds: Int) {

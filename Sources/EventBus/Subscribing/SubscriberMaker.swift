@@ -204,7 +204,8 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
 
     /// Marks the subscription as the library's or an integration's own, not the app's: it is left
     /// out of ``EventBus/subscriptionCount`` and ``EventBus/subscriptionCount(of:)`` and listed with
-    /// ``SubscriptionInfo/isInternal`` set. For bridges and integrations built on the bus.
+    /// ``SubscriptionInfo/isInternal`` set. For an integration's own plumbing (the test kit's
+    /// recorders), never for what the app asked for (a bridge is the app's subscription).
     ///
     /// ```swift
     /// @_spi(Integrations) import EventBus

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Type-checks every ```swift block of README.md and of the DocC catalogs (Sources/*/Documentation.docc)
-# against the built modules, in the Swift 6 language mode with warnings as errors, so that each
-# example is Swift a user can paste.
+# Type-checks every ```swift block of README.md, of the DocC catalogs (Sources/*/Documentation.docc)
+# and of Integrations/EventBusLogging/README.md against the built modules, in the Swift 6 language
+# mode with warnings as errors, so that each example is Swift a user can paste; and runs every block
+# that shows output, comparing what it prints with what it shows (see "Docs whose shown output is
+# true" below).
 #
 #   scripts/check-doc-blocks.sh [build-dir]     (default: runs swift build, then uses its bin path)
 #
-# How a block is compiled. Each block is its own file, which imports EventBus, Foundation,
-# EventBusFoundation (when the build has that module) and DocFixtures, a module made from
+# How a block is compiled. Each block is its own file, which imports EventBus, EventBusFoundation
+# (when the build has that module) and DocFixtures, but not Foundation (a block that needs it shows
+# its import, as an app's file must); DocFixtures is a module made from
 # scripts/doc-blocks/Fixtures.swift: the app code an example takes for granted (`bus`, `LoginEvent`,
 # `ChatMessage`, `ProfileScreen`, `renderQueue`...) and, where the platform has none, stand-ins for
 # UIKit's `UIViewController` and Combine's `ObservableObject` with the same isolation. What a block
@@ -227,7 +230,7 @@ try:
             command = [swiftc, "-typecheck", "-swift-version", "6", "-diagnostic-style", "llvm",
                        "-I", str(manifest_api), "-package-description-version", "6.0"]
         else:
-            head = ["import EventBus", "import Foundation", "import DocFixtures"]
+            head = ["import EventBus", "import DocFixtures"]
             if has_foundation_module:
                 head.append("import EventBusFoundation")
             head += imports

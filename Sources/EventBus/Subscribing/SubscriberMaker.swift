@@ -283,6 +283,9 @@ extension SubscriberMaker where E: Event, E.EventTypeKey == NoEventTypeKey {
     ///     var eventType: String { room }   // without it, ofType("room-7") would warn
     /// }
     /// ```
+    // Kept out of the documentation: it is the general `ofType(_:)` plus a warning, and the docs'
+    // links to `ofType(_:)` would otherwise be ambiguous.
+    @_documentation(visibility: internal)
     @available(
         *, deprecated,
         message:

@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 import PackageDescription
 
 // Upcoming features we opt into, as swift-log does: one list, applied to every target.
@@ -57,7 +57,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EventBusTestingTests",
-            dependencies: ["EventBus", "EventBusTesting"],
+            dependencies: ["EventBus", "EventBusFoundation", "EventBusTesting"],
             swiftSettings: upcomingFeatures
         ),
     ],

@@ -25,15 +25,15 @@ final class ProfileScreen: EventSubscribing, Sendable {
 let screen = ProfileScreen()
 screen.start()
 
-// Or keep a token: the full chain, with a key and a queue.
+// Or keep a token: a subscription without an owner, here to one key.
 let bus = EventBus.shared
 let token = bus.on(ChatMessage.self)
     .ofType("room-7")
     .next { message in print("room-7:", message.text) }
 
 // 3. Publish, from anywhere. Synchronous subscribers have run when dispatch returns.
-bus.dispatch(LoginEvent(userID: "42"))  // Welcome, 42
-bus.dispatch(ChatMessage(room: "room-7", text: "hi"))  // room-7: hi
-bus.dispatch(ChatMessage(room: "room-9", text: "…"))  // (not delivered)
+bus.dispatch(LoginEvent(userID: "42"))  // prints: Welcome, 42
+bus.dispatch(ChatMessage(room: "room-7", text: "hi"))  // prints: room-7: hi
+bus.dispatch(ChatMessage(room: "room-9", text: "…"))  // prints nothing: another room
 
 token.dispose()

@@ -78,10 +78,10 @@ func everything() {
 
     // Reading the key keeps its declared type.
     let optional: String? = OptionalKey(room: nil).eventType
-    let plain: String? = NoKey().eventType
+    let none: NoEventTypeKey = NoKey().eventType
     let nonOptional: String = NonOptionalKey(room: "k").eventType
     let room: Room = Knock(room: .lobby).eventType
-    _ = (optional, plain, nonOptional, room)
+    _ = (optional, none, nonOptional, room)
 }
 
 func forward<E: Event>(_ event: E, on bus: EventBus) {

@@ -7,7 +7,7 @@ extension Badge {
     func start(bus: EventBus, queue: DispatchQueue) {
         subscribe(Ping.self).next { owner, ping in owner.show(ping) }
         subscribe(Ping.self, on: bus).atQueue(queue).next { owner, ping in owner.show(ping) }
-        bus.on(Ping.self).freeWith(self).ofType("k").next { _, ping in print(ping.text) }
+        bus.on(Ping.self).freeWith(self).priority(.high).next { _, ping in print(ping.text) }
     }
 }
 

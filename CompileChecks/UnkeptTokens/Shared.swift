@@ -3,6 +3,7 @@ import EventBus
 
 struct Ping: Event {
     let text: String
+    var eventType: String { text }  // a key, so that the checks may use ofType
 }
 
 final class Badge: EventSubscribing, Sendable {

@@ -14,12 +14,14 @@ extension EventBus {
     ///
     /// Loops are impossible by construction: an event that comes from a notification is handed to
     /// the subscribers only, never dispatched again, so it is never posted back (even if `type` is
-    /// also bridged the other way with ``bridge(_:toNotification:)``); and a notification that this
+    /// also bridged the other way with ``bridge(_:file:line:toNotification:)``); and a notification that this
     /// bus posted for `type` is not converted back to `type`.
     ///
-    /// The bridge is a subscription to `name` (it counts in `subscriptionCount(of:
-    /// NotificationEvent.self)`): it lives until its token is disposed, its bag is emptied, or the
-    /// bus is deallocated. The converter runs without any bus lock held.
+    /// The bridge is a subscription the app made, to `name`: it counts in
+    /// `subscriptionCount(of: NotificationEvent.self)`, is listed in ``/EventBus/EventBus/subscriptions``
+    /// with the line that made it, and a bridge left live fails EventBusTesting's
+    /// `requireNoLiveSubscriptions()`. It lives until its token is disposed, its bag is emptied, or
+    /// the bus is deallocated. The converter runs without any bus lock held.
     ///
     /// ```swift
     /// struct UserLoggedIn: Event { let userID: String }
@@ -36,12 +38,13 @@ extension EventBus {
         notification name: Notification.Name,
         object: AnyObject? = nil,
         to type: E.Type,
+        file: StaticString = #fileID, line: UInt = #line,
         converter: @escaping @Sendable (Notification) -> E?
     ) -> EventToken {
         let origin = BridgeOrigin(bus: self, eventType: E.self)
         let hooks = notificationHooks
         // Weak: the subscription lives in the bus, so a strong capture would be a cycle.
-        return on(notification: name, object: object).markedInternal().next { [weak self] event in
+        return on(notification: name, object: object).next(file: file, line: line) { [weak self] event in
             guard let self else { return }
             // A notification this bus posted for `E` came from a dispatch of `E`, whose subscribers
             // already have it.
@@ -55,7 +58,8 @@ extension EventBus {
     }
 
     /// Feeds subscribers of `type` from several notification names, each mapped to one event
-    /// value: a shorthand for ``bridge(notification:object:to:converter:)`` with one token.
+    /// value: a shorthand for ``bridge(notification:object:to:file:line:converter:)`` with one
+    /// token, listed and counted as that one is.
     ///
     /// ```swift
     /// enum Connectivity: Event { case online, offline }
@@ -64,12 +68,14 @@ extension EventBus {
     /// let token = bus.on(Connectivity.self).next { state in print(state) }
     /// ```
     @discardableResult
-    public func bridge<E: Event>(notifications events: [Notification.Name: E]) -> EventToken {
+    public func bridge<E: Event>(
+        notifications events: [Notification.Name: E], file: StaticString = #fileID, line: UInt = #line
+    ) -> EventToken {
         let origin = BridgeOrigin(bus: self, eventType: E.self)
         var maker = on(NotificationEvent.self)
         for name in events.keys.sorted(by: { $0.rawValue < $1.rawValue }) { maker = maker.ofType(name) }
         // No name: the bridge's hooks refuse the subscription and report it.
-        return maker.markedInternal().next { [weak self] event in
+        return maker.next(file: file, line: line) { [weak self] event in
             guard let self, !BridgeOrigin.isPosting(event.notification, from: origin),
                 let converted = events[event.name]
             else { return }
@@ -86,14 +92,16 @@ extension EventBus {
     /// the dispatching thread (the bus queue or the main queue when the dispatch came from
     /// ``/EventBus/EventBus/dispatchOnBusQueue(_:)`` or ``/EventBus/EventBus/dispatchOnMain(_:)``).
     /// Legacy observers and the bus's subscribers to that name see the notification once. Events
-    /// that came from a notification through ``bridge(notification:object:to:converter:)`` are not
+    /// that came from a notification through ``bridge(notification:object:to:file:line:converter:)`` are not
     /// posted: no echo, no loop.
     ///
     /// The posted notification is exactly `converter(event)`: its `userInfo` has your keys and no
     /// other. (The bus recognises its own posts by the thread that posts them, while it posts.)
     ///
     /// The bridge ends when its token is disposed, its bag is emptied, or the bus is deallocated.
-    /// It counts in `subscriptionCount(of: type)`. Bridging ``NotificationEvent`` itself is refused
+    /// It is a subscription the app made: it counts in `subscriptionCount(of: type)`, is listed
+    /// with the line that made it, and a bridge left live fails EventBusTesting's
+    /// `requireNoLiveSubscriptions()`. Bridging ``NotificationEvent`` itself is refused
     /// (already disposed token, ``NotificationBridgeIssue/bridgeRefused(type:)``).
     ///
     /// ```swift
@@ -107,6 +115,7 @@ extension EventBus {
     @discardableResult
     public func bridge<E: Event>(
         _ type: E.Type,
+        file: StaticString = #fileID, line: UInt = #line,
         toNotification converter: @escaping @Sendable (E) -> Notification
     ) -> EventToken {
         guard E.self != NotificationEvent.self else {
@@ -118,7 +127,7 @@ extension EventBus {
         let bus = ObjectIdentifier(self)
         // A plain subscription: it sees every dispatch of `E` on this bus, and skips the events
         // that this bus's inbound bridges are delivering (they came from a notification).
-        return on(E.self).markedInternal().next { event in
+        return on(E.self).next(file: file, line: line) { event in
             guard BridgeOrigin.inboundBus != bus else { return }
             origin.post(converter(event), to: center)
         }

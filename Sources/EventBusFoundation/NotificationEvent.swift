@@ -24,7 +24,7 @@ public import Foundation
 /// > Important: A notification's `object` and `userInfo` cross threads on the bus exactly as they
 /// > do through `NotificationCenter` (whose observers may run on any thread or queue): the poster
 /// > vouches for their thread safety. Prefer a typed event (see
-/// > ``EventBus/EventBus/bridge(notification:object:to:converter:)``) that copies what you need.
+/// > ``EventBus/EventBus/bridge(notification:object:to:file:line:converter:)``) that copies what you need.
 public struct NotificationEvent: Event, @unchecked Sendable {
     // @unchecked Sendable: an immutable value whose payload is shared between threads under the
     // same contract as NotificationCenter's (documented above); the bus never mutates it.

@@ -97,9 +97,7 @@ final class NotificationHooks: EventTypeHooks, @unchecked Sendable {
         if let handler = issueHandler.withLock({ $0 }) {
             handler(issue)
         } else {
-            #if DEBUG
-                FileHandle.standardError.write(Data("EventBus: \(issue)\n".utf8))
-            #endif
+            Diagnostics.writeInDebugBuilds("EventBus: \(issue)")
         }
     }
 }

@@ -1,6 +1,8 @@
 import Dispatch
 import EventBus
+import EventBusFoundation
 import EventBusTesting
+import Foundation
 import Testing
 
 @Suite("EventBusTesting under Swift Testing", .tags(.stress))
@@ -184,7 +186,27 @@ struct EventBusTestingTests {
         }
         withExtendedLifetime(screen) {}
         screen = nil
-        bus.purge()
+        // Not reclaimed yet (no dispatch, no purge), listed with its owner gone: not live.
+        #expect(bus.subscriptions.map(\.isOwnerAlive) == [false])
+        try bus.requireNoLiveSubscriptions()
+    }
+
+    @Test("requireNoLiveSubscriptions sees a NotificationCenter bridge the app forgot, at the line that made it")
+    func forgottenBridgeIsLive() throws {
+        let bus = EventBus()
+        let name = Notification.Name("EventBusTestingTests.cartDidChange")
+        let outbound = bus.bridge(LoginEvent.self) { _ in Notification(name: name) }
+        let inbound = bus.bridge(notification: name, to: LogoutEvent.self) { _ in LogoutEvent(userID: "1") }
+        #expect(bus.subscriptionCount == 2, "a bridge is the app's subscription: counted")
+        do {
+            try bus.requireNoLiveSubscriptions()
+            Issue.record("two bridges are live, but requireNoLiveSubscriptions passed")
+        } catch let error as EventBusTestingError {
+            #expect(error.message.contains("2 live subscriptions:"))
+            #expect(error.message.contains("EventBusTestingTests/EventBusTestingTests.swift"), "\(error.message)")
+        }
+        outbound.dispose()
+        inbound.dispose()
         try bus.requireNoLiveSubscriptions()
     }
 

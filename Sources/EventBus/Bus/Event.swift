@@ -22,8 +22,10 @@
 /// ## The key's type
 ///
 /// Declare ``eventType`` as `String` when every event of the type has a key, as `String?` when
-/// some have none, or not at all (the default: no key). Its type is inferred from your
-/// declaration (it is the associated type ``EventTypeKey``), so both spellings route. A key of
+/// some have none, or not at all (the default: no key, ``NoEventTypeKey``). Its type is inferred
+/// from your declaration (it is the associated type ``EventTypeKey``), so both spellings route.
+/// On a type that declares none, ``SubscriberMaker/ofType(_:)`` could never match: the compiler
+/// warns at the call. A key of
 /// another type must conform to ``EventRoutingKey``: a `String`-backed enum does with a one-line
 /// conformance, and the usual mistakes — a number, `Bool`, `Substring`, `Character`, or an
 /// optional of them — are rejected by the compiler rather than silently ignored.
@@ -37,9 +39,9 @@
 /// }
 /// ```
 public protocol Event: Sendable {
-    /// The type of ``eventType``, inferred from its declaration: `String?` when the event does not
-    /// declare one.
-    associatedtype EventTypeKey: EventRoutingKey = String?
+    /// The type of ``eventType``, inferred from its declaration: ``NoEventTypeKey`` when the event
+    /// does not declare one.
+    associatedtype EventTypeKey: EventRoutingKey = NoEventTypeKey
 
     /// The secondary routing key; by default `nil`, for none.
     ///
@@ -58,9 +60,33 @@ public protocol Event: Sendable {
     var _routingKey: String? { get }
 }
 
-extension Event where EventTypeKey == String? {
+extension Event where EventTypeKey == NoEventTypeKey {
     /// No secondary key: only subscribers without ``SubscriberMaker/ofType(_:)`` receive the event.
-    public var eventType: String? { nil }
+    public var eventType: NoEventTypeKey { NoEventTypeKey() }
+}
+
+/// The ``Event/eventType`` of an event that declares none: it routes as no key.
+///
+/// You never write it: it is what the compiler infers when an event has no `eventType`. It lets
+/// ``SubscriberMaker/ofType(_:)`` warn at compile time on such an event, whose keyed subscribers
+/// could never receive anything.
+///
+/// ```swift
+/// struct LoginEvent: Event { let userID: String }   // LoginEvent.EventTypeKey == NoEventTypeKey
+/// _ = EventBus.shared.on(LoginEvent.self).next { print($0.userID) }   // unkeyed: receives them all
+/// ```
+public struct NoEventTypeKey: EventRoutingKey, Hashable {
+    /// The only value.
+    ///
+    /// ```swift
+    /// let none = NoEventTypeKey()
+    /// ```
+    @inlinable
+    public init() {}
+
+    /// Always `nil`: no key.
+    @inlinable
+    public var _eventRoutingKey: String? { nil }
 }
 
 extension Event {

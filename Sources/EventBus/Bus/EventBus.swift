@@ -213,8 +213,8 @@ public final class EventBus: Sendable {
     /// The number of live subscriptions on this bus. O(1).
     ///
     /// A subscription whose owner has died is counted until the bus reclaims it (see ``purge()``).
-    /// Internal subscriptions (the NotificationCenter bridge's own, see
-    /// ``SubscriptionInfo/isInternal``) are not counted.
+    /// Internal subscriptions (the test kit's, see ``SubscriptionInfo/isInternal``) are not
+    /// counted; a NotificationCenter bridge is the app's, and is.
     ///
     /// ```swift
     /// assert(bus.subscriptionCount == 0)

@@ -1,7 +1,8 @@
 /// An object that has a place in an event chain: a screen, a view model, a cell.
 ///
 /// Conform by storing a node; the extension then mounts owners on owners and starts owner-bound
-/// subscriptions, as ``EventSubscribing`` does for the bus.
+/// subscriptions, as ``EventSubscribing`` does for the bus. An owner whose node is a
+/// ``MainActorEventNode`` conforms to ``MainActorEventNodeOwner`` instead.
 ///
 /// ```swift
 /// final class ContentScreen: EventNodeOwner, Sendable {

@@ -60,9 +60,9 @@ public struct SubscriptionInfo: Sendable, Hashable, CustomStringConvertible {
     public let isOwnerAlive: Bool?
     /// `#fileID:#line` of the `next` or `handle` call that made it: `MyApp/Session.swift:12`.
     public let callSite: String
-    /// Whether it belongs to the library or an integration (the NotificationCenter bridge's own
-    /// subscriptions, say) rather than to the app. Internal subscriptions are left out of
-    /// ``EventBus/subscriptionCount``.
+    /// Whether it belongs to the library or an integration (the test kit's recorders, say) rather
+    /// than to the app. Internal subscriptions are left out of ``EventBus/subscriptionCount``. A
+    /// NotificationCenter bridge is the app's: not internal.
     public let isInternal: Bool
 
     /// One line: id, event type, keys, delivery, priority, owner, call site.

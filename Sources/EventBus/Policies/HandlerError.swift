@@ -1,5 +1,3 @@
-internal import _EventBusShims
-
 /// An error thrown by a subscriber's handler, as ``EventBus/handlerErrorHandler`` receives it.
 ///
 /// A throwing handler (`next { event throws in … }`) never throws into the dispatcher: the error is
@@ -45,8 +43,6 @@ public struct HandlerError: Error, Sendable, CustomStringConvertible {
 
     /// What a bus without an error handler does: print in debug builds, nothing in release builds.
     static func printInDebugBuilds(_ report: HandlerError) {
-        #if DEBUG
-            eventbus_print_error(report.description)
-        #endif
+        Diagnostics.writeInDebugBuilds(report.description)
     }
 }

@@ -239,7 +239,8 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
 
     /// Marks the subscription as the library's or an integration's own, not the app's: it is left
     /// out of ``EventBus/subscriptionCount`` and ``EventBus/subscriptionCount(of:)`` and listed with
-    /// ``SubscriptionInfo/isInternal`` set. For bridges and integrations built on the bus.
+    /// ``SubscriptionInfo/isInternal`` set. For an integration's own plumbing (the test kit's
+    /// recorders), never for what the app asked for (a bridge is the app's subscription).
     ///
     /// ```swift
     /// @_spi(Integrations) import EventBus
@@ -303,6 +304,129 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
 // The owner is held weakly as `AnyObject`, and it is only ever an `Owner`, which is Sendable.
 extension SubscriberMaker: @unchecked Sendable where Owner: Sendable {}
 
+extension SubscriberMaker where E: Event, E.EventTypeKey == NoEventTypeKey {
+    /// Warns at compile time: this event type declares no ``Event/eventType``, so a keyed
+    /// subscriber would never receive anything. Declare the key in the event, or drop `ofType`.
+    ///
+    /// Deprecated rather than unavailable so that the compiler picks it over the general
+    /// ``ofType(_:)`` (it prefers an available overload to an unavailable one, and the more
+    /// constrained of two available ones): the warning is the point, the subscription is the same.
+    ///
+    /// ```swift
+    /// struct ChatMessage: Event {
+    ///     let room: String
+    ///     var eventType: String { room }   // without it, ofType("room-7") would warn
+    /// }
+    /// ```
+    // Kept out of the documentation: it is the general `ofType(_:)` plus a warning, and the docs'
+    // links to `ofType(_:)` would otherwise be ambiguous.
+    @_documentation(visibility: internal)
+    @available(
+        *, deprecated,
+        message:
+            "this event type declares no 'eventType', so a subscriber with 'ofType' never receives anything: declare 'var eventType: String' in the event, or drop 'ofType'"
+    )
+    @inlinable
+    public consuming func ofType(_ key: String) -> Self {
+        options.keys.append(key)
+        return self
+    }
+}
+
+// `handle` decides, within the dispatch, whether the handlers after it run: a handler that runs
+// later, on a queue or the main actor, or a monitor, cannot. Without these, the compiler's error
+// names the maker's internal types; with them, it says why.
+
+extension SubscriberMaker where Delivery == EventDelivery.MainActor {
+    /// Unavailable: a main-actor handler may run after the dispatch (a dispatch from another
+    /// thread enqueues it), so it cannot stop it. Use `next`, or a ``MainActorEventNode``, whose
+    /// main-actor handlers run within the post and may `handle`.
+    ///
+    /// ```swift
+    /// bus.on(BackTapped.self).onMainActor().next { _ in print("back") }
+    /// ```
+    @available(
+        *, unavailable,
+        message:
+            "'handle' needs a synchronous subscriber: after 'onMainActor()' the handler may run after the dispatch, and a monitor never stops it; use 'next' (a MainActorEventNode's own makers offer 'handle')"
+    )
+    public func handle(_ handler: @escaping @MainActor @Sendable (E) -> EventPropagation) -> EventToken {
+        fatalError("unavailable")
+    }
+
+    /// Unavailable, as the one without an owner.
+    ///
+    /// ```swift
+    /// subscribe(BackTapped.self).next { _, _ in print("back") }
+    /// ```
+    @available(
+        *, unavailable,
+        message:
+            "'handle' needs a synchronous subscriber: after 'onMainActor()' the handler may run after the dispatch, and a monitor never stops it; use 'next' (a MainActorEventNode's own makers offer 'handle')"
+    )
+    public func handle(_ handler: @escaping @MainActor @Sendable (Owner, E) -> EventPropagation) -> EventToken {
+        fatalError("unavailable")
+    }
+}
+
+extension SubscriberMaker where Delivery == EventDelivery.Queued {
+    /// Unavailable: a queued handler runs after the dispatch, so it cannot stop it. Use `next`.
+    ///
+    /// ```swift
+    /// bus.on(BackTapped.self).atQueue(.main).next { _ in print("back") }
+    /// ```
+    @available(
+        *, unavailable,
+        message:
+            "'handle' needs a synchronous subscriber: after 'atQueue(_:)' the handler runs after the dispatch, so it cannot stop it; use 'next'"
+    )
+    public func handle(_ handler: @escaping @Sendable (E) -> EventPropagation) -> EventToken {
+        fatalError("unavailable")
+    }
+
+    /// Unavailable, as the one without an owner.
+    ///
+    /// ```swift
+    /// subscribe(BackTapped.self).next { _, _ in print("back") }
+    /// ```
+    @available(
+        *, unavailable,
+        message:
+            "'handle' needs a synchronous subscriber: after 'atQueue(_:)' the handler runs after the dispatch, so it cannot stop it; use 'next'"
+    )
+    public func handle(_ handler: @escaping @Sendable (Owner, E) -> EventPropagation) -> EventToken {
+        fatalError("unavailable")
+    }
+}
+
+extension SubscriberMaker where Delivery == EventDelivery.Monitor {
+    /// Unavailable: a monitor runs after every handler and never stops the dispatch. Use `next`.
+    ///
+    /// ```swift
+    /// bus.on(BackTapped.self).monitor().next { _ in print("analytics: back") }
+    /// ```
+    @available(
+        *, unavailable,
+        message: "a 'monitor()' subscriber runs after every handler and cannot stop the dispatch: use 'next'"
+    )
+    public func handle(_ handler: @escaping @Sendable (E) -> EventPropagation) -> EventToken {
+        fatalError("unavailable")
+    }
+
+    /// Unavailable, as the one without an owner.
+    ///
+    /// ```swift
+    /// subscribe(BackTapped.self).next { _, _ in print("back") }
+    /// ```
+    @available(
+        *, unavailable,
+        message: "a 'monitor()' subscriber runs after every handler and cannot stop the dispatch: use 'next'"
+    )
+    public func handle(_ handler: @escaping @Sendable (Owner, E) -> EventPropagation) -> EventToken {
+        fatalError("unavailable")
+    }
+}
+
 extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner == Never {
     /// Registers `handler` and returns the subscription's token: keep it, or the subscription lasts
     /// as long as the bus.
@@ -356,8 +480,9 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner == Never {
 extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner: AnyObject {
     /// Unavailable: an owner-bound handler receives its owner. Use `next { owner, event in … }`.
     ///
-    /// A handler that captured `self` strongly would keep its owner alive, and the subscription
-    /// with it, forever: the owner-passing form needs no capture, so it cannot leak. To ignore the
+    /// A handler that captures `self` strongly keeps its owner alive, and the subscription with it,
+    /// forever. The owner-passing form needs no capture: use the `owner` it receives, not `self`
+    /// (the compiler cannot see a capture of `self` in it, which leaks the same way). To ignore the
     /// owner, write `next { _, event in … }`. The owner-passing form needs a `Sendable` owner (the
     /// handler may run on another thread); an owner that is not `Sendable` keeps unowned
     /// subscriptions' tokens in a ``DisposeBag`` property instead, which ends them with it.
@@ -368,7 +493,7 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner: AnyObject 
     @available(
         *, unavailable,
         message:
-            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'next { owner, event in owner.… }' or 'next { _, event in … }' (see the README, 'Owners')"
+            "an owner-bound handler receives its owner: write 'next { owner, event in owner.… }' and use 'owner', not 'self' (a handler that captures 'self' keeps it alive, and its subscription with it)"
     )
     @discardableResult
     public func next(
@@ -385,7 +510,7 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner: AnyObject 
     @available(
         *, unavailable,
         message:
-            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'next { owner, event in owner.… }' or 'next { _, event in … }' (see the README, 'Owners')"
+            "an owner-bound handler receives its owner: write 'next { owner, event in owner.… }' and use 'owner', not 'self' (a handler that captures 'self' keeps it alive, and its subscription with it)"
     )
     @discardableResult
     public func next(
@@ -513,7 +638,7 @@ extension SubscriberMaker where Delivery == EventDelivery.Synchronous, Owner: An
     @available(
         *, unavailable,
         message:
-            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'handle { owner, event in … }' or 'handle { _, event in … }' (see the README, 'Owners')"
+            "an owner-bound handler receives its owner: write 'handle { owner, event in owner.… }' and use 'owner', not 'self' (a handler that captures 'self' keeps it alive, and its subscription with it)"
     )
     @discardableResult
     public func handle(
@@ -630,8 +755,9 @@ extension SubscriberMaker where Delivery: MainActorDelivery, Owner == Never {
 extension SubscriberMaker where Delivery: MainActorDelivery, Owner: AnyObject {
     /// Unavailable: an owner-bound handler receives its owner. Use `next { owner, event in … }`.
     ///
-    /// A handler that captured `self` strongly would keep its owner alive, and the subscription
-    /// with it, forever: the owner-passing form needs no capture, so it cannot leak.
+    /// A handler that captures `self` strongly keeps its owner alive, and the subscription with it,
+    /// forever. The owner-passing form needs no capture: use the `owner` it receives, not `self`
+    /// (the compiler cannot see a capture of `self` in it, which leaks the same way).
     ///
     /// ```swift
     /// subscribe(LoginEvent.self).onMainActor().next { owner, event in owner.render(event) }
@@ -639,7 +765,7 @@ extension SubscriberMaker where Delivery: MainActorDelivery, Owner: AnyObject {
     @available(
         *, unavailable,
         message:
-            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'next { owner, event in owner.… }' or 'next { _, event in … }' (see the README, 'Owners')"
+            "an owner-bound handler receives its owner: write 'next { owner, event in owner.… }' and use 'owner', not 'self' (a handler that captures 'self' keeps it alive, and its subscription with it)"
     )
     @discardableResult
     public func next(
@@ -660,7 +786,7 @@ extension SubscriberMaker where Delivery: MainActorDelivery, Owner: AnyObject {
     @available(
         *, unavailable,
         message:
-            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'next { owner, event in owner.… }' or 'next { _, event in … }' (see the README, 'Owners')"
+            "an owner-bound handler receives its owner: write 'next { owner, event in owner.… }' and use 'owner', not 'self' (a handler that captures 'self' keeps it alive, and its subscription with it)"
     )
     @discardableResult
     public func next(
@@ -794,7 +920,7 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActorChain, Owner:
     @available(
         *, unavailable,
         message:
-            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'handle { owner, event in … }' or 'handle { _, event in … }' (see the README, 'Owners')"
+            "an owner-bound handler receives its owner: write 'handle { owner, event in owner.… }' and use 'owner', not 'self' (a handler that captures 'self' keeps it alive, and its subscription with it)"
     )
     @discardableResult
     public func handle(
@@ -812,7 +938,7 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActorChain, Owner:
     @available(
         *, unavailable,
         message:
-            "an owner-bound handler receives its owner, so that it cannot keep it alive: write 'handle { owner, event in … }' or 'handle { _, event in … }' (see the README, 'Owners')"
+            "an owner-bound handler receives its owner: write 'handle { owner, event in owner.… }' and use 'owner', not 'self' (a handler that captures 'self' keeps it alive, and its subscription with it)"
     )
     @discardableResult
     public func handle(

@@ -392,9 +392,10 @@ struct TypedBridgeTests {
         #expect(typed.value == 1)
         #expect(legacyCounts.value == [3])
         #expect(asNotification.value == 1)
-        // The bridge is an internal subscription: listed, but not counted.
-        #expect(fixture.bus.subscriptionCount(of: CartChanged.self) == 1)
-        #expect(fixture.bus.subscriptions(of: CartChanged.self).map(\.isInternal) == [true, false])
+        // The bridge is a subscription the app made: listed and counted, at the line that made it.
+        #expect(fixture.bus.subscriptionCount(of: CartChanged.self) == 2)
+        #expect(fixture.bus.subscriptions(of: CartChanged.self).map(\.isInternal) == [false, false])
+        #expect(token.info?.callSite.hasPrefix("EventBusTests/NotificationBridgeTests.swift:") == true)
 
         token.dispose()
         fixture.bus.dispatch(CartChanged(count: 4))

@@ -45,6 +45,33 @@ struct MainActorChainTests {
         for token in [doubling, monitor, answer, dropping] { token.dispose() }
     }
 
+    @MainActor final class ListModel: MainActorEventNodeOwner {
+        let eventNode = MainActorEventNode(name: "List")
+        var likes: [Int] = []
+        var consumes = true
+    }
+
+    @MainActor final class RowModel: MainActorEventNodeOwner {
+        let eventNode = MainActorEventNode(name: "Row")
+    }
+
+    @Test("MainActorEventNodeOwner: owners mount on owners; on(_:) is bound to the owner, which its handlers receive")
+    @MainActor
+    func mainActorNodeOwner() {
+        var list: ListModel? = ListModel()
+        let row = RowModel()
+        #expect(row.mount(on: list!))
+        list!.on(Liked.self).next { owner, event in owner.likes.append(event.id) }
+        list!.on(Liked.self).handle { owner, _ in owner.consumes ? .stop : .continue }
+        #expect(row.eventNode.postNow(Liked(id: 1)) == .stopped(atDepth: 1, delivered: 2))
+        #expect(list!.likes == [1])
+        #expect(list!.eventNode.subscriptions.allSatisfy { $0.ownerType?.hasSuffix("ListModel") == true })
+        weak let gone = list
+        list = nil
+        #expect(gone == nil, "the owner's own subscriptions do not keep it alive")
+        #expect(row.eventNode.postNow(Liked(id: 2)) == .unhandled)
+    }
+
     @MainActor final class View {
         weak var superview: View?
         let name: String

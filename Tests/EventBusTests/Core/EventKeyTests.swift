@@ -110,7 +110,7 @@ struct EventKeyTests {
         let (keyed, unkeyed) = Self.routed([NoKey(), NoKey()], key: "k")
         #expect(keyed.isEmpty)
         #expect(unkeyed == [0, 1])
-        #expect(NoKey().eventType == nil)
+        #expect(NoKey().eventType == NoEventTypeKey() && NoKey().routingKey == nil)
     }
 
     @Test("a String-backed enum conforming to EventRoutingKey routes as its raw value, optional or not")

@@ -80,7 +80,7 @@ struct LifetimeTests {
         let bus = EventBus()
         var owner: Sentinel? = Sentinel()
         let handlerAlive = subscribeCapturingSentinel { handler in
-            bus.on(Ping.self).ofType("a").ofType("b").freeWith(owner).next { _, event in handler(event) }
+            bus.on(Chat.self).ofType("a").ofType("b").freeWith(owner).next { _, event in handler(event) }
         }
         #expect(bus.subscriptionCount == 1)
         owner = nil

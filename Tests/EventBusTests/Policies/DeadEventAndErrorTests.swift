@@ -104,14 +104,28 @@ struct DeadEventAndErrorTests {
         withExtendedLifetime(owner) {}
     }
 
-    @Test("Without an error handler, a throwing handler does not disturb the dispatch")
+    @Test(
+        "Without an error handler, a throwing handler does not disturb the dispatch; debug builds report its first error"
+    )
     func noHandler() {
         let bus = EventBus()
         let after = Shared(0)
         _ = bus.on(Ping.self).next { _ throws in throw Failure(code: 0) }
         _ = bus.on(Ping.self).next { _ in after.increment() }
-        bus.dispatch(Ping())
-        bus.dispatch(Ping())
+        // The report the test provokes goes to its log, not to the test run's output.
+        let log = Shared<[String]>([])
+        let toLog: @Sendable (String) -> Void = { line in log.append(line) }
+        Diagnostics.$sink.withValue(toLog) {
+            bus.dispatch(Ping())
+            bus.dispatch(Ping())
+        }
         #expect(after.value == 2)
+        #if DEBUG
+            #expect(log.value.count == 1, "the first error of each subscription only: \(log.value)")
+            #expect(log.value.first?.contains("DeadEventAndErrorTests.swift") == true)
+            #expect(log.value.first?.contains("threw Failure(code: 0)") == true)
+        #else
+            #expect(log.value.isEmpty)
+        #endif
     }
 }

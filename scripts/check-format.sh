@@ -13,7 +13,8 @@ else
     Integrations/EventBusRemote/Sources Integrations/EventBusRemote/Tests \
     Integrations/EventBusPostgres/Sources Integrations/EventBusPostgres/Tests \
     Integrations/EventBusLogging/Sources Integrations/EventBusLogging/Tests \
-    Integrations/EventBusTracing/Sources Integrations/EventBusTracing/Tests; do
+    Integrations/EventBusTracing/Sources Integrations/EventBusTracing/Tests \
+    Integrations/EventBusMetrics/Sources Integrations/EventBusMetrics/Tests; do
     [ -d "$dir" ] && dirs+=("$dir")
   done
 fi

@@ -308,6 +308,18 @@ public final class EventBus: Sendable {
         set { core.contextPropagator = newValue }
     }
 
+    /// The deliveries this bus enqueued on a queue or the main queue that have not run yet (nor
+    /// found their subscription ended): what a metrics gauge of queued work samples. O(1), two
+    /// atomic loads, no lock; a snapshot that may be stale by the time it is read.
+    ///
+    /// ```swift
+    /// let bus = EventBus()
+    /// _ = bus.on(LoginEvent.self).atQueue(.global()).next { _ in }
+    /// bus.dispatch(LoginEvent(userID: "42"))
+    /// print(bus.enqueuedDeliveryCount)   // 1 until the queue has run it, then 0
+    /// ```
+    public var enqueuedDeliveryCount: Int { core.inFlight.count }
+
     /// Waits until every delivery this bus enqueued on a queue or the main queue before the call
     /// has run, or `deadline` (`DispatchTime.uptimeNanoseconds`) passes; returns how many of those
     /// were still waiting then, at most, 0 if none was; throws `CancellationError` when the task is

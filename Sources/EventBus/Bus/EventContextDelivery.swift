@@ -22,8 +22,13 @@ public struct EventContextDelivery: Sendable, CustomStringConvertible {
         /// To the bus's queue (``EventBus/dispatchOnBusQueue(_:)``) or the main queue
         /// (``EventBus/dispatchOnMain(_:)``), where the dispatch itself runs.
         case deferredDispatch
+        /// From another process: a remote bridge (`EventBusRemote`) received the event under this
+        /// wire name, and dispatches it with the publisher's context (see
+        /// ``EventContextPropagator/context(fromHeaders:)``).
+        case remote(wireName: String)
 
-        /// `queue "label"`, `main actor`, `stream`, `chain post at "node"` or `deferred dispatch`.
+        /// `queue "label"`, `main actor`, `stream`, `chain post at "node"`, `deferred dispatch` or
+        /// `remote "wire.name"`.
         ///
         /// ```swift
         /// print(EventContextDelivery.Hop.queue(label: "work"))   // queue "work"
@@ -35,6 +40,7 @@ public struct EventContextDelivery: Sendable, CustomStringConvertible {
             case .stream: "stream"
             case .chainPost(let node): "chain post at \"\(node)\""
             case .deferredDispatch: "deferred dispatch"
+            case .remote(let wireName): "remote \"\(wireName)\""
             }
         }
     }

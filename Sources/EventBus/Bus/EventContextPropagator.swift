@@ -77,4 +77,40 @@ public protocol EventContextPropagator: Sendable {
         _ context: any Sendable, for delivery: EventContextDelivery, isolation: isolated (any Actor)?,
         _ body: () async -> Void
     ) async
+
+    /// `context` as text headers, to cross a process boundary: what a remote bridge
+    /// (`EventBusRemote`) puts in the envelope of an event published with a context (W3C
+    /// `traceparent`, `tracestate`, `baggage` for a tracing propagator). Empty (the default): the
+    /// context stays in this process.
+    ///
+    /// ```swift
+    /// func headers(of context: any Sendable) -> [String: String] {
+    ///     (context as? String).map { ["request-id": $0] } ?? [:]
+    /// }
+    /// ```
+    func headers(of context: any Sendable) -> [String: String]
+
+    /// The context that `headers` (what ``headers(of:)`` made in another process, untrusted) carry,
+    /// to be restored around the dispatch of the event they came with; `nil` (the default) for none.
+    ///
+    /// ```swift
+    /// func context(fromHeaders headers: [String: String]) -> (any Sendable)? { headers["request-id"] }
+    /// ```
+    func context(fromHeaders headers: [String: String]) -> (any Sendable)?
+}
+
+extension EventContextPropagator {
+    /// No headers: the context does not leave the process.
+    ///
+    /// ```swift
+    /// let headers = RequestIDPropagator().headers(of: "req-7")   // [:]
+    /// ```
+    public func headers(of context: any Sendable) -> [String: String] { [:] }
+
+    /// No context from headers.
+    ///
+    /// ```swift
+    /// let context = RequestIDPropagator().context(fromHeaders: ["traceparent": "…"])   // nil
+    /// ```
+    public func context(fromHeaders headers: [String: String]) -> (any Sendable)? { nil }
 }

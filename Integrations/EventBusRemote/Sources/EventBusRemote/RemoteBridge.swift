@@ -232,9 +232,18 @@ public final class RemoteBridge: Sendable {
         let keyJSON = try event.eventType._eventRoutingKey.map {
             String(decoding: try encoder.encode($0), as: UTF8.self)
         }
+        let contextJSON = try contextHeaders().map { String(decoding: try encoder.encode($0), as: UTF8.self) }
         return Envelope.EventFields(
             origin: core.origin, wireName: wireName, keyJSON: keyJSON, transactional: transactional,
-            payload: payload)
+            contextJSON: contextJSON, payload: payload)
+    }
+
+    /// The headers of the publishing task's context, if the bus has a context propagator and it
+    /// has some to carry (see `EventContextPropagator.headers(of:)`).
+    private func contextHeaders() -> [String: String]? {
+        guard let propagator = bus.contextPropagator, let context = propagator.capture() else { return nil }
+        let headers = propagator.headers(of: context)
+        return headers.isEmpty ? nil : headers
     }
 
     private func drainPublishes() async {

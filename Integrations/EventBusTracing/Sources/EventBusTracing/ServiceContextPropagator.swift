@@ -5,6 +5,11 @@ public import Tracing
 /// an event is dispatched to every handler that runs elsewhere, and optionally wraps each such
 /// delivery in a `process` span (OpenTelemetry's messaging conventions).
 ///
+/// Across processes, `EventBusRemote` carries the context in each envelope as the headers the
+/// tracer injects (``headers(of:)``: W3C `traceparent` and `baggage` with swift-otel), and the
+/// receiving bridge dispatches the event with the context extracted from them
+/// (``context(fromHeaders:)``), in a `process` span.
+///
 /// Install it with ``EventBus/installTracing(tracer:processSpans:)``, or set it as any
 /// `EventContextPropagator` (on a chain node: `node.contextPropagator`). What is propagated where:
 ///
@@ -84,6 +89,38 @@ public struct ServiceContextPropagator: EventContextPropagator {
         await Self.process(tracer, context, delivery, isolation: isolation, body)
     }
 
+    /// `context` as the headers the tracer (an `Instrument`) injects: for swift-otel's W3C
+    /// propagator, `traceparent`, `tracestate` and `baggage`. What `EventBusRemote` puts in an
+    /// envelope, so that a handler on another instance continues the trace.
+    ///
+    /// ```swift
+    /// let headers = ServiceContextPropagator().headers(of: ServiceContext.topLevel)   // [:]
+    /// ```
+    public func headers(of context: any Sendable) -> [String: String] {
+        guard let context = context as? ServiceContext else { return [:] }
+        var headers: [String: String] = [:]
+        instrument.inject(context, into: &headers, using: HeaderInjector())
+        return headers
+    }
+
+    /// The `ServiceContext` the tracer extracts from `headers` (untrusted: the instrument parses
+    /// them), `nil` if it found none: an envelope's context, restored around the receiving
+    /// instance's dispatch of its event (in a `process` span when `processSpans`).
+    ///
+    /// ```swift
+    /// let context = ServiceContextPropagator().context(fromHeaders: ["traceparent": "…"])
+    /// ```
+    public func context(fromHeaders headers: [String: String]) -> (any Sendable)? {
+        var context = ServiceContext.topLevel
+        instrument.extract(headers, into: &context, using: HeaderExtractor())
+        return context.isEmpty ? nil : context
+    }
+
+    /// What injects and extracts headers: the tracer, else the bootstrapped instrument.
+    private var instrument: any Instrument {
+        tracer ?? InstrumentationSystem.instrument
+    }
+
     /// Runs `body` in a `process` span of `tracer`, child of `context` and linked to it.
     private static func process<T: Tracer>(
         _ tracer: T, _ context: ServiceContext, _ delivery: EventContextDelivery, _ body: () -> Void
@@ -109,5 +146,19 @@ public struct ServiceContextPropagator: EventContextPropagator {
             span.addLink(SpanLink(context: context, attributes: [:]))
             await body()
         }
+    }
+}
+
+/// Writes an instrument's headers into a dictionary.
+private struct HeaderInjector: Injector {
+    func inject(_ value: String, forKey key: String, into carrier: inout [String: String]) {
+        carrier[key] = value
+    }
+}
+
+/// Reads an instrument's headers from a dictionary.
+private struct HeaderExtractor: Extractor {
+    func extract(key: String, from carrier: [String: String]) -> String? {
+        carrier[key]
     }
 }

@@ -128,6 +128,31 @@ struct EventBusTracingTests {
         #expect(publish.string("messaging.destination.template") == "Ping/{key}")
     }
 
+    @Test("a context crosses a process boundary as the tracer's headers, and comes back as the same trace")
+    func headersRoundTrip() throws {
+        let tracer = InMemoryTracer()
+        let propagator = ServiceContextPropagator(tracer: tracer)
+        let (headers, request) = tracer.withSpan("request") { span in
+            (propagator.headers(of: try! #require(propagator.capture())), span.context.inMemorySpanContext)
+        }
+        #expect(headers[InMemoryTracer.traceIDKey] == request?.traceID)
+        #expect(headers[InMemoryTracer.spanIDKey] == request?.spanID)
+        let received = try #require(propagator.context(fromHeaders: headers) as? ServiceContext)
+        #expect(received.inMemorySpanContext?.traceID == request?.traceID)
+        #expect(propagator.context(fromHeaders: ["traceparent": "not one of the tracer's"]) == nil)
+        #expect(propagator.headers(of: "not a ServiceContext").isEmpty)
+
+        // The receiving bridge restores it around its dispatch: a `process` span under the publisher's.
+        let delivery = EventContextDelivery(
+            eventType: Ping.self, key: nil, hop: .remote(wireName: "ping.v1"), subscriptionID: nil)
+        var seenTrace: String?
+        propagator.restore(received, for: delivery) { seenTrace = ServiceContext.current?.inMemorySpanContext?.traceID }
+        #expect(seenTrace == request?.traceID)
+        let process = try #require(tracer.finishedSpans.first { $0.operationName == "process Ping" })
+        #expect(process.parentSpanID == request?.spanID)
+        #expect(process.string("messaging.eventbus.delivery") == "remote \"ping.v1\"")
+    }
+
     @Test("a dispatch made outside any trace carries nothing and makes no span")
     func noTraceNoSpan() async {
         let tracer = InMemoryTracer()

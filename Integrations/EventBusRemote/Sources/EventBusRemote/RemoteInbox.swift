@@ -1,3 +1,4 @@
+import CoreMetrics
 import EventBus
 import Foundation
 
@@ -152,6 +153,7 @@ public final class RemoteInbox: Sendable {
             } else if missed == nil {
                 core.report(.missedUncounted(origin: origin, sequence: envelope.sequence))
             }
+            core.metrics.received.increment()
             dispatch(event, envelope)
         case .duplicate(let sameEnvelope):
             core.report(.duplicateDropped(origin: origin, sequence: envelope.sequence, conflicting: !sameEnvelope))

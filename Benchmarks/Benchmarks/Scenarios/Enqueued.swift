@@ -53,6 +53,37 @@ func enqueuedScenarios() -> [Scenario] {
             }
             return enqueued(countdown) { i in bus.dispatch(Tick(value: i)) }
         },
+        // The context hook's cost (issue 31): a propagator set, with no context to carry (one lock
+        // and a capture per delivery), and with one (the capture kept, restored on the queue).
+        Scenario("atQueue EventBus-propagator") {
+            let bus = EventBus()
+            bus.contextPropagator = BenchmarkPropagator()
+            let sink = Sink()
+            let countdown = Countdown()
+            _ = bus.on(Tick.self).atQueue(DispatchQueue(label: "consumer")).next { event in
+                sink.take(event.value)
+                countdown.tick()
+            }
+            return enqueued(countdown) { i in bus.dispatch(Tick(value: i)) }
+        },
+        Scenario("atQueue EventBus-propagator-context") {
+            let bus = EventBus()
+            bus.contextPropagator = BenchmarkPropagator()
+            let sink = Sink()
+            let countdown = Countdown()
+            _ = bus.on(Tick.self).atQueue(DispatchQueue(label: "consumer")).next { event in
+                sink.take(event.value + (BenchmarkPropagator.current ?? 0))
+                countdown.tick()
+            }
+            return Workload { operations in
+                guard operations > 0 else { return }
+                countdown.arm(operations)
+                BenchmarkPropagator.$current.withValue(1) {
+                    for i in 0..<operations { bus.dispatch(Tick(value: i)) }
+                }
+                countdown.wait()
+            }
+        },
         Scenario("atQueue OpenCombine") {
             let subject = PassthroughSubject<Tick, Never>()
             let sink = Sink()
@@ -142,4 +173,22 @@ func enqueuedScenarios() -> [Scenario] {
             }
         },
     ]
+}
+
+/// A context propagator over a task-local, as a tracing library's is (the context hook's cost).
+struct BenchmarkPropagator: EventContextPropagator {
+    @TaskLocal static var current: Int?
+
+    func capture() -> (any Sendable)? { Self.current }
+
+    func restore(_ context: any Sendable, for delivery: EventContextDelivery, _ body: () -> Void) {
+        Self.$current.withValue(context as? Int, operation: body)
+    }
+
+    func restore(
+        _ context: any Sendable, for delivery: EventContextDelivery, isolation: isolated (any Actor)?,
+        _ body: () async -> Void
+    ) async {
+        await Self.$current.withValue(context as? Int, operation: body)
+    }
 }

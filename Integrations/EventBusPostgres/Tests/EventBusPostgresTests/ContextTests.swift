@@ -1,3 +1,4 @@
+import ClusterSupport
 import EventBus
 import EventBusPostgres
 import Foundation
@@ -36,7 +37,8 @@ extension PostgresBridgeTests {
             }
         }
 
-        @Test("a handler on the receiving instance runs with the publisher's traceparent; one outside a trace with none")
+        @Test(
+            "a handler on the receiving instance runs with the publisher's traceparent; one outside a trace with none")
         func traceparentOverPostgres() async throws {
             try await PostgresBridgeTests.withNodes(["a", "b"]) { nodes in
                 let (a, b) = (nodes[0], nodes[1])

@@ -57,7 +57,7 @@ func enqueuedScenarios() -> [Scenario] {
         // and a capture per delivery), and with one (the capture kept, restored on the queue).
         Scenario("atQueue EventBus-propagator") {
             let bus = EventBus()
-            bus.contextPropagator = BenchmarkPropagator()
+            bus.contextPropagator = TaskLocalContextPropagator(BenchmarkContext.$current)
             let sink = Sink()
             let countdown = Countdown()
             _ = bus.on(Tick.self).atQueue(DispatchQueue(label: "consumer")).next { event in
@@ -68,17 +68,17 @@ func enqueuedScenarios() -> [Scenario] {
         },
         Scenario("atQueue EventBus-propagator-context") {
             let bus = EventBus()
-            bus.contextPropagator = BenchmarkPropagator()
+            bus.contextPropagator = TaskLocalContextPropagator(BenchmarkContext.$current)
             let sink = Sink()
             let countdown = Countdown()
             _ = bus.on(Tick.self).atQueue(DispatchQueue(label: "consumer")).next { event in
-                sink.take(event.value + (BenchmarkPropagator.current ?? 0))
+                sink.take(event.value + (BenchmarkContext.current ?? 0))
                 countdown.tick()
             }
             return Workload { operations in
                 guard operations > 0 else { return }
                 countdown.arm(operations)
-                BenchmarkPropagator.$current.withValue(1) {
+                BenchmarkContext.$current.withValue(1) {
                     for i in 0..<operations { bus.dispatch(Tick(value: i)) }
                 }
                 countdown.wait()
@@ -175,20 +175,7 @@ func enqueuedScenarios() -> [Scenario] {
     ]
 }
 
-/// A context propagator over a task-local, as a tracing library's is (the context hook's cost).
-struct BenchmarkPropagator: EventContextPropagator {
+/// The context of the propagator scenarios: a task-local, as a tracing library's is.
+enum BenchmarkContext {
     @TaskLocal static var current: Int?
-
-    func capture() -> (any Sendable)? { Self.current }
-
-    func restore(_ context: any Sendable, for delivery: EventContextDelivery, _ body: () -> Void) {
-        Self.$current.withValue(context as? Int, operation: body)
-    }
-
-    func restore(
-        _ context: any Sendable, for delivery: EventContextDelivery, isolation: isolated (any Actor)?,
-        _ body: () async -> Void
-    ) async {
-        await Self.$current.withValue(context as? Int, operation: body)
-    }
 }

@@ -298,7 +298,7 @@ public final class EventBus: Sendable {
     ///
     /// ```swift
     /// let bus = EventBus()
-    /// bus.contextPropagator = RequestIDPropagator()
+    /// bus.contextPropagator = TaskLocalContextPropagator(RequestID.$current)
     /// RequestID.$current.withValue("req-7") {
     ///     bus.dispatch(LoginEvent(userID: "42"))   // a queued handler sees "req-7" too
     /// }

@@ -34,7 +34,7 @@
 ///     }
 /// }
 /// let bus = EventBus()
-/// bus.contextPropagator = RequestIDPropagator()
+/// bus.contextPropagator = TaskLocalContextPropagator(RequestID.$current)
 /// ```
 public protocol EventContextPropagator: Sendable {
     /// The context of the calling task or thread, to be restored around the delivery; `nil` if
@@ -103,14 +103,14 @@ extension EventContextPropagator {
     /// No headers: the context does not leave the process.
     ///
     /// ```swift
-    /// let headers = RequestIDPropagator().headers(of: "req-7")   // [:]
+    /// let headers = TaskLocalContextPropagator(RequestID.$current).headers(of: "req-7")   // [:]
     /// ```
     public func headers(of context: any Sendable) -> [String: String] { [:] }
 
     /// No context from headers.
     ///
     /// ```swift
-    /// let context = RequestIDPropagator().context(fromHeaders: ["traceparent": "…"])   // nil
+    /// let context = TaskLocalContextPropagator(RequestID.$current).context(fromHeaders: ["traceparent": "…"])   // nil
     /// ```
     public func context(fromHeaders headers: [String: String]) -> (any Sendable)? { nil }
 }

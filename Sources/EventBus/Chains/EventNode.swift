@@ -185,7 +185,7 @@ public final class EventNode: Sendable {
     ///
     /// ```swift
     /// let node = EventNode(name: "Orders")
-    /// node.contextPropagator = RequestIDPropagator()
+    /// node.contextPropagator = TaskLocalContextPropagator(RequestID.$current)
     /// ```
     public var contextPropagator: (any EventContextPropagator)? {
         get { bus.contextPropagator }

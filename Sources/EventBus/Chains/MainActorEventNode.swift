@@ -177,7 +177,7 @@ public final class MainActorEventNode: Sendable {
     ///
     /// ```swift
     /// let cell = MainActorEventNode(name: "Cell")
-    /// cell.contextPropagator = RequestIDPropagator()
+    /// cell.contextPropagator = TaskLocalContextPropagator(RequestID.$current)
     /// ```
     public var contextPropagator: (any EventContextPropagator)? {
         get { node.contextPropagator }

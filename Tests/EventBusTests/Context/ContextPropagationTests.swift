@@ -196,6 +196,24 @@ struct ContextPropagationTests {
         token.dispose()
     }
 
+    @Test("TaskLocalContextPropagator carries a task-local to a queued handler, and as a header's text")
+    func taskLocalPropagator() {
+        let bus = EventBus()
+        let propagator = TaskLocalContextPropagator(RequestID.$current, header: "request-id")
+        bus.contextPropagator = propagator
+        let queue = DispatchQueue(label: "context.task-local")
+        let seen = Shared<[String]>([])
+        let token = bus.on(Ping.self).atQueue(queue).next { _ in seen.append(RequestID.current ?? "none") }
+        RequestID.$current.withValue("req-8") { bus.dispatch(Ping()) }
+        #expect(drain(queue))
+        #expect(seen.value == ["req-8"])
+        #expect(propagator.headers(of: "req-8") == ["request-id": "req-8"])
+        #expect(propagator.context(fromHeaders: ["request-id": "req-9"]) as? String == "req-9")
+        #expect(propagator.context(fromHeaders: ["other": "req-9"]) == nil)
+        #expect(TaskLocalContextPropagator(RequestID.$current).headers(of: "req-8").isEmpty, "no header: stays here")
+        token.dispose()
+    }
+
     @Test("a propagator whose restore forgets its body does not lose the delivery")
     func forgottenBody() {
         let bus = EventBus()

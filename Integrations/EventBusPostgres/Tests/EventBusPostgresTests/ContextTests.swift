@@ -8,33 +8,11 @@ import Testing
 extension PostgresBridgeTests {
     @Suite("Trace context: a NOTIFY carries the publisher's traceparent to the other instance's handlers")
     struct ContextTests {
-        /// The trace, as a tracing library keeps it: a task-local W3C `traceparent`.
+        /// The trace, as a tracing library keeps it: a task-local W3C `traceparent`, carried as a
+        /// header across processes.
         enum Trace {
             @TaskLocal static var parent: String?
-        }
-
-        /// Carries `Trace.parent` within a process, and as a `traceparent` header across processes.
-        struct TraceparentPropagator: EventContextPropagator {
-            func capture() -> (any Sendable)? { Trace.parent }
-
-            func restore(_ context: any Sendable, for delivery: EventContextDelivery, _ body: () -> Void) {
-                Trace.$parent.withValue(context as? String, operation: body)
-            }
-
-            func restore(
-                _ context: any Sendable, for delivery: EventContextDelivery, isolation: isolated (any Actor)?,
-                _ body: () async -> Void
-            ) async {
-                await Trace.$parent.withValue(context as? String, operation: body)
-            }
-
-            func headers(of context: any Sendable) -> [String: String] {
-                (context as? String).map { ["traceparent": $0] } ?? [:]
-            }
-
-            func context(fromHeaders headers: [String: String]) -> (any Sendable)? {
-                headers["traceparent"]
-            }
+            static let propagator = TaskLocalContextPropagator($parent, header: "traceparent")
         }
 
         @Test(
@@ -42,8 +20,8 @@ extension PostgresBridgeTests {
         func traceparentOverPostgres() async throws {
             try await PostgresBridgeTests.withNodes(["a", "b"]) { nodes in
                 let (a, b) = (nodes[0], nodes[1])
-                a.bus.contextPropagator = TraceparentPropagator()
-                b.bus.contextPropagator = TraceparentPropagator()
+                a.bus.contextPropagator = Trace.propagator
+                b.bus.contextPropagator = Trace.propagator
                 let traces = NIOLockedValueBox<[Int: String]>([:])
                 let atB = Recorder(Ping.self, on: b.bus) { ping in
                     traces.withLockedValue { $0[ping.n] = Trace.parent ?? "none" }

@@ -8,38 +8,24 @@ import Testing
 /// event with that context restored, so the other instance's handlers continue the trace.
 @Suite("Context across bridges")
 struct ContextTests {
-    /// The trace, as a tracing library keeps it: a task-local W3C `traceparent`.
+    /// A W3C `traceparent`, as a tracing library keeps it: only a well-formed version-00 one
+    /// parses (received headers are untrusted).
+    struct Traceparent: LosslessStringConvertible, Sendable, Equatable {
+        let description: String
+
+        init?(_ description: String) {
+            guard description.utf8.count == 55, description.hasPrefix("00-") else { return nil }
+            self.description = description
+        }
+    }
+
+    /// The trace: a task-local, carried as a `traceparent` header across processes.
     enum Trace {
-        @TaskLocal static var parent: String?
+        @TaskLocal static var parent: Traceparent?
+        static let propagator = TaskLocalContextPropagator($parent, header: "traceparent")
     }
 
-    /// Carries `Trace.parent` within a process, and as a `traceparent` header across processes.
-    struct TraceparentPropagator: EventContextPropagator {
-        func capture() -> (any Sendable)? { Trace.parent }
-
-        func restore(_ context: any Sendable, for delivery: EventContextDelivery, _ body: () -> Void) {
-            Trace.$parent.withValue(context as? String, operation: body)
-        }
-
-        func restore(
-            _ context: any Sendable, for delivery: EventContextDelivery, isolation: isolated (any Actor)?,
-            _ body: () async -> Void
-        ) async {
-            await Trace.$parent.withValue(context as? String, operation: body)
-        }
-
-        func headers(of context: any Sendable) -> [String: String] {
-            (context as? String).map { ["traceparent": $0] } ?? [:]
-        }
-
-        func context(fromHeaders headers: [String: String]) -> (any Sendable)? {
-            // Untrusted: only a well-formed version-00 traceparent is taken.
-            guard let value = headers["traceparent"], value.utf8.count == 55, value.hasPrefix("00-") else { return nil }
-            return value
-        }
-    }
-
-    static let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    static let traceparent = Traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")!
 
     /// Records the `Trace.parent` each handler of `Ping` on `bus` saw, synchronous and queued.
     final class SeenTraces: Sendable {
@@ -58,9 +44,11 @@ struct ContextTests {
             let sink = self.sink
             recorded = Recorded(Seen.self, on: sink)
             tokens = [
-                bus.on(Ping.self).next { ping in sink.dispatch(Seen(handler: "sync", n: ping.n, trace: Trace.parent)) },
+                bus.on(Ping.self).next { ping in
+                    sink.dispatch(Seen(handler: "sync", n: ping.n, trace: Trace.parent?.description))
+                },
                 bus.on(Ping.self).atQueue(DispatchQueue(label: "remote.context")).next { ping in
-                    sink.dispatch(Seen(handler: "queue", n: ping.n, trace: Trace.parent))
+                    sink.dispatch(Seen(handler: "queue", n: ping.n, trace: Trace.parent?.description))
                 },
             ]
         }
@@ -73,8 +61,8 @@ struct ContextTests {
         let network = InMemoryNetwork()
         let a = try await Node("a", on: network, key: key(7))
         let b = try await Node("b", on: network, key: key(7))
-        a.bus.contextPropagator = TraceparentPropagator()
-        b.bus.contextPropagator = TraceparentPropagator()
+        a.bus.contextPropagator = Trace.propagator
+        b.bus.contextPropagator = Trace.propagator
         let traces = SeenTraces(on: b.bus)
         try await Trace.$parent.withValue(Self.traceparent) { try await a.publish(1) }
         try await a.publish(2)
@@ -92,13 +80,13 @@ struct ContextTests {
         let network = InMemoryNetwork()
         let a = try await Node("a", on: network)
         let b = try await Node("b", on: network)
-        a.bus.contextPropagator = TraceparentPropagator()
+        a.bus.contextPropagator = Trace.propagator
         let traces = SeenTraces(on: b.bus)
         try await Trace.$parent.withValue(Self.traceparent) { try await a.publish(1) }
         #expect(await traces.recorded.wait { $0.count == 2 })
         #expect(traces.recorded.events.allSatisfy { $0.trace == nil })
 
-        b.bus.contextPropagator = TraceparentPropagator()
+        b.bus.contextPropagator = Trace.propagator
         network.inject(
             #"{"v":2,"o":"\#(UUID().uuidString)","s":1,"n":"test.ping.v1","c":{"traceparent":"forged"},"p":{"from":"x","n":9}}"#
         )

@@ -56,25 +56,13 @@ func enqueuedScenarios() -> [Scenario] {
         // The context hook's cost (issue 31): a propagator set, with no context to carry (one lock
         // and a capture per delivery), and with one (the capture kept, restored on the queue).
         Scenario("atQueue EventBus-propagator") {
-            let bus = EventBus()
-            bus.contextPropagator = TaskLocalContextPropagator(BenchmarkContext.$current)
-            let sink = Sink()
             let countdown = Countdown()
-            _ = bus.on(Tick.self).atQueue(DispatchQueue(label: "consumer")).next { event in
-                sink.take(event.value)
-                countdown.tick()
-            }
+            let bus = propagatingBus(countdown)
             return enqueued(countdown) { i in bus.dispatch(Tick(value: i)) }
         },
         Scenario("atQueue EventBus-propagator-context") {
-            let bus = EventBus()
-            bus.contextPropagator = TaskLocalContextPropagator(BenchmarkContext.$current)
-            let sink = Sink()
             let countdown = Countdown()
-            _ = bus.on(Tick.self).atQueue(DispatchQueue(label: "consumer")).next { event in
-                sink.take(event.value + (BenchmarkContext.current ?? 0))
-                countdown.tick()
-            }
+            let bus = propagatingBus(countdown)
             return Workload { operations in
                 guard operations > 0 else { return }
                 countdown.arm(operations)
@@ -178,4 +166,17 @@ func enqueuedScenarios() -> [Scenario] {
 /// The context of the propagator scenarios: a task-local, as a tracing library's is.
 enum BenchmarkContext {
     @TaskLocal static var current: Int?
+}
+
+/// A bus with a propagator of `BenchmarkContext` and one `atQueue` subscriber, the one of
+/// "atQueue EventBus", that ticks `countdown`.
+private func propagatingBus(_ countdown: Countdown) -> EventBus {
+    let bus = EventBus()
+    bus.contextPropagator = TaskLocalContextPropagator(BenchmarkContext.$current)
+    let sink = Sink()
+    _ = bus.on(Tick.self).atQueue(DispatchQueue(label: "consumer")).next { event in
+        sink.take(event.value)
+        countdown.tick()
+    }
+    return bus
 }

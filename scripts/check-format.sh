@@ -12,7 +12,9 @@ else
   for dir in Sources Tests Snippets CompileChecks Benchmarks/Benchmarks Fuzz scripts \
     Integrations/EventBusRemote/Sources Integrations/EventBusRemote/Tests \
     Integrations/EventBusPostgres/Sources Integrations/EventBusPostgres/Tests \
-    Integrations/EventBusLogging/Sources Integrations/EventBusLogging/Tests; do
+    Integrations/EventBusLogging/Sources Integrations/EventBusLogging/Tests \
+    Integrations/EventBusTracing/Sources Integrations/EventBusTracing/Tests \
+    Integrations/EventBusMetrics/Sources Integrations/EventBusMetrics/Tests; do
     [ -d "$dir" ] && dirs+=("$dir")
   done
 fi

@@ -27,6 +27,9 @@ let package = Package(
     dependencies: [
         .package(name: "EventBus", path: "../.."),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        // The bridge's counters (CoreMetrics only: no dependency of its own; postgres-nio already
+        // depends on it).
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -34,12 +37,16 @@ let package = Package(
             dependencies: [
                 .product(name: "EventBus", package: "EventBus"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(
             name: "EventBusRemoteTests",
-            dependencies: ["EventBusRemote"],
+            dependencies: [
+                "EventBusRemote",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
             swiftSettings: upcomingFeatures
         ),
     ],

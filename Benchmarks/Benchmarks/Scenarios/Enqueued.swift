@@ -53,6 +53,25 @@ func enqueuedScenarios() -> [Scenario] {
             }
             return enqueued(countdown) { i in bus.dispatch(Tick(value: i)) }
         },
+        // The context hook's cost (issue 31): a propagator set, with no context to carry (one lock
+        // and a capture per delivery), and with one (the capture kept, restored on the queue).
+        Scenario("atQueue EventBus-propagator") {
+            let countdown = Countdown()
+            let bus = propagatingBus(countdown)
+            return enqueued(countdown) { i in bus.dispatch(Tick(value: i)) }
+        },
+        Scenario("atQueue EventBus-propagator-context") {
+            let countdown = Countdown()
+            let bus = propagatingBus(countdown)
+            return Workload { operations in
+                guard operations > 0 else { return }
+                countdown.arm(operations)
+                BenchmarkContext.$current.withValue(1) {
+                    for i in 0..<operations { bus.dispatch(Tick(value: i)) }
+                }
+                countdown.wait()
+            }
+        },
         Scenario("atQueue OpenCombine") {
             let subject = PassthroughSubject<Tick, Never>()
             let sink = Sink()
@@ -142,4 +161,22 @@ func enqueuedScenarios() -> [Scenario] {
             }
         },
     ]
+}
+
+/// The context of the propagator scenarios: a task-local, as a tracing library's is.
+enum BenchmarkContext {
+    @TaskLocal static var current: Int?
+}
+
+/// A bus with a propagator of `BenchmarkContext` and one `atQueue` subscriber, the one of
+/// "atQueue EventBus", that ticks `countdown`.
+private func propagatingBus(_ countdown: Countdown) -> EventBus {
+    let bus = EventBus()
+    bus.contextPropagator = TaskLocalContextPropagator(BenchmarkContext.$current)
+    let sink = Sink()
+    _ = bus.on(Tick.self).atQueue(DispatchQueue(label: "consumer")).next { event in
+        sink.take(event.value)
+        countdown.tick()
+    }
+    return bus
 }

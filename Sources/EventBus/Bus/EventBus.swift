@@ -170,7 +170,8 @@ public final class EventBus: Sendable {
     /// bus.dispatchOnBusQueue(LoginEvent(userID: "42"))
     /// ```
     public func dispatchOnBusQueue<E: Event>(_ event: E) {
-        busQueue.async { self.dispatch(event) }
+        let context = core.captureContext()
+        busQueue.async { self.dispatch(event, restoring: context) }
     }
 
     /// Dispatches `event` on the main queue: synchronously when called on the main queue (the main
@@ -183,7 +184,15 @@ public final class EventBus: Sendable {
         if isOnMainQueue {
             dispatch(event)
         } else {
-            DispatchQueue.main.async { self.dispatch(event) }
+            let context = core.captureContext()
+            DispatchQueue.main.async { self.dispatch(event, restoring: context) }
+        }
+    }
+
+    /// A deferred dispatch, where it runs: with the caller's context restored, if one was captured.
+    private func dispatch<E: Event>(_ event: E, restoring context: CapturedContext?) {
+        core.withContext(context, EventContextDelivery(event, hop: .deferredDispatch, subscriptionID: nil)) {
+            dispatch(event)
         }
     }
 
@@ -272,6 +281,44 @@ public final class EventBus: Sendable {
         get { core.tracer }
         set { core.tracer = newValue }
     }
+
+    /// Carries a context (a trace, a request's baggage) from the dispatching task or thread to
+    /// the handlers that run elsewhere: on a queue, on the main actor (when enqueued), in an
+    /// ``EventStream/consume(isolation:_:)`` loop, and to the dispatch that
+    /// ``dispatchOnBusQueue(_:)`` and ``dispatchOnMain(_:)`` make later. See
+    /// ``EventContextPropagator``.
+    ///
+    /// `nil` (the default): nothing is captured or allocated; a delivery that leaves the
+    /// dispatching thread pays one atomic load, a synchronous one nothing. When set, each such
+    /// delivery pays one lock acquisition, the propagator's capture (on the dispatching thread)
+    /// and its restore (where the handler runs). Deliveries enqueued before a change keep the
+    /// propagator they were captured with. The one it replaces is released after the bus lets go
+    /// of its lock; a dispose behaves as without a propagator. `Integrations/EventBusTracing` sets
+    /// one for swift-distributed-tracing's `ServiceContext`.
+    ///
+    /// ```swift
+    /// let bus = EventBus()
+    /// bus.contextPropagator = TaskLocalContextPropagator(RequestID.$current)
+    /// RequestID.$current.withValue("req-7") {
+    ///     bus.dispatch(LoginEvent(userID: "42"))   // a queued handler sees "req-7" too
+    /// }
+    /// ```
+    public var contextPropagator: (any EventContextPropagator)? {
+        get { core.contextPropagator }
+        set { core.contextPropagator = newValue }
+    }
+
+    /// The deliveries this bus enqueued on a queue or the main queue that have not run yet (nor
+    /// found their subscription ended): what a metrics gauge of queued work samples. O(1), two
+    /// atomic loads, no lock; a snapshot that may be stale by the time it is read.
+    ///
+    /// ```swift
+    /// let bus = EventBus()
+    /// _ = bus.on(LoginEvent.self).atQueue(.global()).next { _ in }
+    /// bus.dispatch(LoginEvent(userID: "42"))
+    /// print(bus.enqueuedDeliveryCount)   // 1 until the queue has run it, then 0
+    /// ```
+    public var enqueuedDeliveryCount: Int { core.inFlight.count }
 
     /// Waits until every delivery this bus enqueued on a queue or the main queue before the call
     /// has run, or `deadline` (`DispatchTime.uptimeNanoseconds`) passes; returns how many of those

@@ -24,12 +24,35 @@ public struct EventStream<E: Sendable>: AsyncSequence, Sendable {
     /// A stream from the bus never throws: it finishes instead.
     public typealias Failure = Never
 
-    private let base: AsyncStream<E>
+    private let base: AsyncStream<EventStreamElement<E>>
     private let token: EventToken
 
-    fileprivate init(base: AsyncStream<E>, token: EventToken) {
+    fileprivate init(base: AsyncStream<EventStreamElement<E>>, token: EventToken) {
         self.base = base
         self.token = token
+    }
+
+    /// Runs `body` for each event, in order, in the calling task, until the stream finishes or the
+    /// task is cancelled (as a `for await` loop over the stream), with the dispatcher's context
+    /// restored around each call when the bus has a ``EventBus/contextPropagator``: the way to
+    /// consume a stream whose handlers should continue the dispatcher's trace.
+    ///
+    /// `body` runs on `isolation`, the caller's actor by default. The subscription ends when this
+    /// returns, as after a `for await` loop.
+    ///
+    /// ```swift
+    /// let audit = Task { [logins = bus.events(of: LoginEvent.self)] in
+    ///     await logins.consume { login in print("audit", login.userID) }   // the dispatcher's trace
+    /// }
+    /// ```
+    public func consume(isolation: isolated (any Actor)? = #isolation, _ body: (E) async -> Void) async {
+        var iterator = makeAsyncIterator()
+        while let element = await iterator.nextElement() {
+            await BusCore.withContext(
+                element.context, EventContextDelivery(element.event, hop: .stream, subscriptionID: token.id),
+                isolation: isolation
+            ) { await body(element.event) }
+        }
     }
 
     /// The stream's iterator; see ``EventStream``.
@@ -39,7 +62,7 @@ public struct EventStream<E: Sendable>: AsyncSequence, Sendable {
     /// let first = await iterator.next()
     /// ```
     public struct AsyncIterator: AsyncIteratorProtocol {
-        fileprivate var base: AsyncStream<E>.AsyncIterator
+        fileprivate var base: AsyncStream<EventStreamElement<E>>.AsyncIterator
         fileprivate let token: EventToken
 
         /// The next event, or `nil` once the stream finished or the consuming task was cancelled
@@ -50,15 +73,20 @@ public struct EventStream<E: Sendable>: AsyncSequence, Sendable {
         /// while let login = await iterator.next() { print(login.userID) }
         /// ```
         public mutating func next() async -> E? {
+            await nextElement()?.event
+        }
+
+        /// The next event with the context captured when it was dispatched; see ``next()``.
+        fileprivate mutating func nextElement() async -> EventStreamElement<E>? {
             if Task.isCancelled { return stop() }
-            let event = await base.next()
+            let element = await base.next()
             // Cancelled while waiting, or while the consumer was busy before this call: the events
             // buffered meanwhile are not handed out.
             if Task.isCancelled { return stop() }
-            return event
+            return element
         }
 
-        private func stop() -> E? {
+        private func stop() -> EventStreamElement<E>? {
             token.dispose()
             return nil
         }
@@ -75,13 +103,16 @@ public struct EventStream<E: Sendable>: AsyncSequence, Sendable {
 
     /// Makes a stream, registers the subscription that feeds it with `register`, and has the
     /// stream's termination by the consumer dispose that subscription.
+    /// Each event is kept with the context `core` captures on the dispatching thread, if any.
     static func make(
-        bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy,
+        bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy, core: BusCore,
         register: (Callback<E>) -> EventToken
     ) -> EventStream<E> {
-        let (stream, continuation) = AsyncStream<E>.makeStream(bufferingPolicy: bufferingPolicy)
+        let (stream, continuation) = AsyncStream<EventStreamElement<E>>.makeStream(
+            bufferingPolicy: EventStreamElement<E>.policy(bufferingPolicy))
         let feed = EventStreamFeed(continuation)
-        let token = register(.event { event in feed.yield(event) })
+        let token = register(
+            .event { event in feed.yield(EventStreamElement(event: event, context: core.captureContext())) })
         // Consumer cancelled, or stream and iterator dropped: end the subscription. If the stream
         // already finished (the owner died in between), this runs when the stream is deallocated,
         // and disposing an ended token does nothing.
@@ -100,15 +131,33 @@ public struct EventStream<E: Sendable>: AsyncSequence, Sendable {
 /// bus's own deallocation. The bus releases handlers after unlocking, so `deinit` runs with no bus
 /// lock held, and it finishes the stream: a consumer waiting in `next()` gets `nil`.
 private final class EventStreamFeed<E: Sendable>: Sendable {
-    private let continuation: AsyncStream<E>.Continuation
+    private let continuation: AsyncStream<EventStreamElement<E>>.Continuation
 
-    init(_ continuation: AsyncStream<E>.Continuation) {
+    init(_ continuation: AsyncStream<EventStreamElement<E>>.Continuation) {
         self.continuation = continuation
     }
 
     deinit { continuation.finish() }
 
-    func yield(_ event: E) { continuation.yield(event) }
+    func yield(_ element: EventStreamElement<E>) { continuation.yield(element) }
+}
+
+/// An event in a stream's buffer, with the context captured when it was dispatched (`nil` when the
+/// bus has no context propagator).
+private struct EventStreamElement<E: Sendable>: Sendable {
+    let event: E
+    let context: CapturedContext?
+
+    /// `policy` for the buffer of elements.
+    static func policy(
+        _ policy: AsyncStream<E>.Continuation.BufferingPolicy
+    ) -> AsyncStream<EventStreamElement<E>>.Continuation.BufferingPolicy {
+        switch policy {
+        case .bufferingOldest(let limit): .bufferingOldest(limit)
+        case .bufferingNewest(let limit): .bufferingNewest(limit)
+        default: .unbounded
+        }
+    }
 }
 
 extension EventBus {
@@ -183,7 +232,7 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery {
         bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy = .unbounded,
         file: StaticString = #fileID, line: UInt = #line
     ) -> EventStream<E> {
-        EventStream.make(bufferingPolicy: bufferingPolicy) { callback in
+        EventStream.make(bufferingPolicy: bufferingPolicy, core: bus.core) { callback in
             var immediate = self
             immediate.options.queue = nil
             return immediate.register(.immediate(callback), at: CallSite(fileID: file, line: line))

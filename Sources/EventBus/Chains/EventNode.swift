@@ -177,6 +177,21 @@ public final class EventNode: Sendable {
         bus.on(type)
     }
 
+    /// Carries a context (a trace, a request's baggage) from a post to this node's subscriptions
+    /// that run elsewhere (on a queue, or enqueued on the main actor), as
+    /// ``EventBus/contextPropagator`` on a bus. `nil` by default: each node has its own, so set it
+    /// on every node whose queued subscriptions should see the poster's context. Handlers called on
+    /// the posting thread see its context without one.
+    ///
+    /// ```swift
+    /// let node = EventNode(name: "Orders")
+    /// node.contextPropagator = TaskLocalContextPropagator(RequestID.$current)
+    /// ```
+    public var contextPropagator: (any EventContextPropagator)? {
+        get { bus.contextPropagator }
+        set { bus.contextPropagator = newValue }
+    }
+
     /// Called with each error a throwing handler on this node throws, as
     /// ``EventBus/handlerErrorHandler`` on a bus; `nil` (the default): debug builds print the first
     /// error of each subscription.

@@ -172,6 +172,18 @@ public final class MainActorEventNode: Sendable {
         set { node.handlerErrorHandler = newValue }
     }
 
+    /// Carries a context from a ``post(_:)`` made off the main queue to the main queue, where it
+    /// runs; and to this node's subscriptions with a queue. See ``EventNode/contextPropagator``.
+    ///
+    /// ```swift
+    /// let cell = MainActorEventNode(name: "Cell")
+    /// cell.contextPropagator = TaskLocalContextPropagator(RequestID.$current)
+    /// ```
+    public var contextPropagator: (any EventContextPropagator)? {
+        get { node.contextPropagator }
+        set { node.contextPropagator = newValue }
+    }
+
     /// Re-dispatches on `bus` every `E` that reaches this node (on the main queue, where the node's
     /// posts run), and returns the forwarding subscription's token. See ``EventNode/forward(_:to:)``:
     /// an event stopped or dropped below this node is not forwarded; the bus is held weakly.
@@ -306,7 +318,12 @@ public final class MainActorEventNode: Sendable {
         if isOnMainQueue {
             node.post(event)
         } else {
-            DispatchQueue.main.async { [node] in node.post(event) }
+            let context = node.bus.core.captureContext()
+            DispatchQueue.main.async { [node] in
+                node.bus.core.withContext(
+                    context, EventContextDelivery(event, hop: .chainPost(node: node.name), subscriptionID: nil)
+                ) { _ = node.post(event) }
+            }
         }
     }
 

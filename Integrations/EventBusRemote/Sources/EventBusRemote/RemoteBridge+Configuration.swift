@@ -1,3 +1,4 @@
+public import CoreMetrics
 public import Foundation
 
 extension RemoteBridge {
@@ -41,6 +42,32 @@ extension RemoteBridge {
         /// as ``BridgeIssue/sendStalled(after:waiting:)`` (the transport cannot reach its server),
         /// and the next batch is sent.
         public var publishTimeout: Duration = .seconds(5)
+
+        /// Where the bridge's swift-metrics counters go; `nil` (the default):
+        /// `MetricsSystem.factory`, the bootstrapped one (no-op until an app bootstraps one).
+        ///
+        /// | Label (``metricsLabelPrefix`` + ) | Counts | Dimensions |
+        /// | --- | --- | --- |
+        /// | `published` | envelopes sent by ``RemoteBridge/publish(_:)``, and transactional envelopes made | `mode` (`serial`, `transactional`) |
+        /// | `received` | events from other instances dispatched on the bus | none |
+        /// | `refused` | envelopes refused or dropped | `reason` (`malformed`, `unauthenticated`, `unknown_wire_name`, `undecodable_payload`, `duplicate`, `older_than_window`, `claims_own_origin`) |
+        /// | `missed` | events known missed (``BridgeIssue/missed(origin:count:before:)``'s counts) | none |
+        /// | `uncounted_gaps` | gaps of unknown size (``BridgeIssue/missedUncounted(origin:sequence:)``) | none |
+        /// | `reconnects` | receiving resumed after an interruption (``BridgeStatus/resumed(gap:)``) | none |
+        /// | `publish_failures` | publishes refused or not confirmed | `reason` (`too_large`, `buffer_full`, `failed`) |
+        ///
+        /// Dimensions take a fixed set of values: wire names, origins and keys never become labels.
+        /// Each count is one counter increment, outside the bridge's locks.
+        ///
+        /// ```swift
+        /// var settings = RemoteBridge.Configuration()
+        /// settings.metricsFactory = TestMetrics()   // MetricsTestKit, in a test
+        /// ```
+        public var metricsFactory: (any MetricsFactory)?
+
+        /// The prefix of the counters' labels; default `eventbus.bridge`. Give each bridge of a
+        /// process its own to tell their counts apart.
+        public var metricsLabelPrefix = "eventbus.bridge"
 
         /// The defaults.
         ///

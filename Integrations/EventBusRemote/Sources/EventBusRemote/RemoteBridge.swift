@@ -1,3 +1,4 @@
+internal import CoreMetrics
 public import EventBus
 public import Foundation
 
@@ -68,6 +69,7 @@ public final class RemoteBridge: Sendable {
         let maximumPayloadBytes: Int
         let registry = Locked(Registry())
         let publisher: SerialPublisher
+        let metrics: BridgeMetrics
         /// Resumes this bridge's ``DeliveryMark``s, on the bus queue (``RemoteInbox/deliverAndWait(_:)``).
         private let marks: EventToken
 
@@ -86,6 +88,9 @@ public final class RemoteBridge: Sendable {
             authenticator = configuration.authenticationKey.map(Authenticator.init(key:))
             publisher = SerialPublisher(
                 capacity: max(1, configuration.publishBufferCapacity), maximumBytes: maximumPayloadBytes)
+            metrics = BridgeMetrics(
+                prefix: configuration.metricsLabelPrefix, factory: configuration.metricsFactory ?? MetricsSystem.factory
+            )
             marks = bus.on(DeliveryMark.self).next { mark in
                 if mark.bridge == origin { mark.done.resume() }
             }
@@ -94,10 +99,12 @@ public final class RemoteBridge: Sendable {
         deinit { marks.dispose() }
 
         func report(_ status: BridgeStatus) {
+            metrics.count(status)
             bus.dispatchOnBusQueue(status)
         }
 
         func report(_ issue: BridgeIssue) {
+            metrics.count(issue)
             bus.dispatchOnBusQueue(issue)
         }
     }
@@ -193,6 +200,7 @@ public final class RemoteBridge: Sendable {
             }
             defer { timer.cancel() }
             try await job.ticket.wait()
+            core.metrics.serialPublished.increment()
         }
     }
 
@@ -218,6 +226,7 @@ public final class RemoteBridge: Sendable {
             core.report(.payloadTooLarge(wireName: fields.wireName, bytes: made.bytes))
             throw RemoteBridgeError.payloadTooLarge(bytes: made.bytes, limit: core.maximumPayloadBytes)
         }
+        core.metrics.transactionalPublished.increment()
         return envelope
     }
 
@@ -232,9 +241,18 @@ public final class RemoteBridge: Sendable {
         let keyJSON = try event.eventType._eventRoutingKey.map {
             String(decoding: try encoder.encode($0), as: UTF8.self)
         }
+        let contextJSON = try contextHeaders().map { String(decoding: try encoder.encode($0), as: UTF8.self) }
         return Envelope.EventFields(
             origin: core.origin, wireName: wireName, keyJSON: keyJSON, transactional: transactional,
-            payload: payload)
+            contextJSON: contextJSON, payload: payload)
+    }
+
+    /// The headers of the publishing task's context, if the bus has a context propagator and it
+    /// has some to carry (see `EventContextPropagator.headers(of:)`).
+    private func contextHeaders() -> [String: String]? {
+        guard let propagator = bus.contextPropagator, let context = propagator.capture() else { return nil }
+        let headers = propagator.headers(of: context)
+        return headers.isEmpty ? nil : headers
     }
 
     private func drainPublishes() async {

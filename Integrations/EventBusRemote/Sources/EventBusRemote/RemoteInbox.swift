@@ -1,3 +1,4 @@
+import CoreMetrics
 import EventBus
 import Foundation
 
@@ -142,7 +143,7 @@ public final class RemoteInbox: Sendable {
             return
         }
         if origin == core.origin {
-            event(core.bus)
+            dispatch(event, envelope)
             return
         }
         switch state.withLock({ $0.history.admit(envelope) }) {
@@ -152,12 +153,31 @@ public final class RemoteInbox: Sendable {
             } else if missed == nil {
                 core.report(.missedUncounted(origin: origin, sequence: envelope.sequence))
             }
-            event(core.bus)
+            core.metrics.received.increment()
+            dispatch(event, envelope)
         case .duplicate(let sameEnvelope):
             core.report(.duplicateDropped(origin: origin, sequence: envelope.sequence, conflicting: !sameEnvelope))
         case .older(let latest):
             core.report(.olderThanWindow(origin: origin, sequence: envelope.sequence, latest: latest))
         }
+    }
+
+    /// Dispatches a received event, with the publisher's context restored around the dispatch when
+    /// the envelope carried one and the bus's context propagator reads it (the deferred dispatch
+    /// then carries it to every handler).
+    private func dispatch(_ event: Registry.Decoded, _ envelope: Envelope.Received) {
+        guard let headers = envelope.context, let propagator = core.bus.contextPropagator,
+            let context = propagator.context(fromHeaders: headers)
+        else { return event.dispatch(core.bus) }
+        let delivery = EventContextDelivery(
+            eventType: event.type, key: event.key, hop: .remote(wireName: envelope.wireName), subscriptionID: nil)
+        var dispatched = false
+        propagator.restore(context, for: delivery) {
+            dispatched = true
+            event.dispatch(core.bus)
+        }
+        // A propagator that did not call its body does not lose the event.
+        if !dispatched { event.dispatch(core.bus) }
     }
 
     /// Records that the transport receives from now on: reports ``BridgeStatus/listening`` the

@@ -1,3 +1,4 @@
+import CoreMetrics
 import EventBus
 import EventBusRemote
 import Foundation
@@ -54,12 +55,16 @@ final class Node: Sendable {
     let statuses: Recorded<BridgeStatus>
     private let task: Task<Void, any Error>
 
-    init(_ name: String, on network: InMemoryNetwork, key: Data? = nil, window: Int = 256) async throws {
+    init(
+        _ name: String, on network: InMemoryNetwork, key: Data? = nil, window: Int = 256,
+        metrics: (any MetricsFactory)? = nil
+    ) async throws {
         self.name = name
         transport = network.makeTransport()
         var settings = RemoteBridge.Configuration()
         settings.authenticationKey = key
         settings.duplicateWindow = window
+        settings.metricsFactory = metrics
         bridge = RemoteBridge(bus: bus, transport: transport, configuration: settings)
         bridge.register(Ping.self, as: "test.ping.v1")
         pings = Recorded(Ping.self, on: bus)

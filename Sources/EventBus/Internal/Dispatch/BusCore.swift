@@ -20,6 +20,9 @@ final class BusCore: Sendable {
     private static let idleTickInterval = 8
     /// Deliveries enqueued on a queue or the main queue that have not run yet.
     let inFlight = InFlightDeliveries()
+    /// 1 while a context propagator is set (see `BusCore+Context.swift`), else 0: what a delivery
+    /// that leaves the dispatching thread reads when no propagator is set. Written under the lock.
+    let propagates = AtomicCounter()
 
     init(clock: StickyClock) {
         let registry = Registry(clock: clock)
@@ -668,6 +671,9 @@ final class BusCore: Sendable {
     /// Tokens and enqueued deliveries may keep the emptied registry alive after the bus: it lets go
     /// of the bus's tracer and handlers too (released here, after unlocking).
     func removeAll() {
-        withRegistry { registry in registry.removeAll() }
+        withRegistry { registry in
+            registry.removeAll()
+            propagates.store(0)
+        }
     }
 }

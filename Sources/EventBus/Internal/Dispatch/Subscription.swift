@@ -81,7 +81,13 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         // thread, where its deinit could then run.
         guard isLive else { return .ended }
         let ticket = container.deliveryEnqueued()
-        queue.async { self.finishEnqueued(self.call(callback, event), holding: hold, ticket) }
+        let context = container.captureContext()
+        queue.async {
+            let outcome = self.container.withContext(context, self.contextDelivery(event)) {
+                self.call(callback, event)
+            }
+            self.finishEnqueued(outcome, holding: hold, ticket)
+        }
         return .enqueued
     }
 
@@ -103,7 +109,13 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     {
         guard isLive else { return .ended }
         let ticket = container.deliveryEnqueued()
-        DispatchQueue.main.async { self.finishEnqueued(self.callOnMainQueue(handler, event), holding: hold, ticket) }
+        let context = container.captureContext()
+        DispatchQueue.main.async {
+            let outcome = self.container.withContext(context, self.contextDelivery(event)) {
+                self.callOnMainQueue(handler, event)
+            }
+            self.finishEnqueued(outcome, holding: hold, ticket)
+        }
         return .enqueued
     }
 
@@ -156,6 +168,17 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         // attribute of a synchronous function type (same representation and calling convention).
         let nonisolated = unsafeBitCast(handler, to: (@Sendable (AnyObject?, E) throws -> EventPropagation).self)
         return callWithOwner(nonisolated, event)
+    }
+
+    /// What a context propagator is told of an enqueued delivery of `event` (see
+    /// `BusCore.withContext`): made only when one restores a context.
+    private func contextDelivery(_ event: E) -> EventContextDelivery {
+        let hop: EventContextDelivery.Hop =
+            switch delivery {
+            case .queue(let label): .queue(label: label)
+            case .mainActor, .synchronous: .mainActor  // a synchronous body never enqueues
+            }
+        return EventContextDelivery(event, hop: hop, subscriptionID: id)
     }
 
     /// After an enqueued delivery ran: a dead owner found there has the subscription reclaimed; the

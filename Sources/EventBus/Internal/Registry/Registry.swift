@@ -65,6 +65,9 @@ struct Registry {
     var tracer: (@Sendable (TraceRecord) -> Void)? {
         didSet { updateReports() }
     }
+    /// The bus's context propagator; see `EventBus.contextPropagator` (read by
+    /// `BusCore.captureContext()` only while `BusCore.propagates` says one is set).
+    var contextPropagator: (any EventContextPropagator)?
     /// What a dispatch reports after unlocking (read by every dispatch without copying a closure):
     /// bit 1, a dead event (`deadEventHandler` is set); bit 2, a record (`tracer` is set).
     private(set) var reports: UInt8 = 0
@@ -636,8 +639,9 @@ struct Registry {
             afterUnlock.release(bucket)  // with its sticky events
         }
         // Closures: released after unlocking, boxed (O(1) here: the bus is being deallocated).
-        afterUnlock.release(ReleasedLater((self.tracer, deadEventHandler, handlerErrorHandler)))
+        afterUnlock.release(ReleasedLater((self.tracer, deadEventHandler, handlerErrorHandler, contextPropagator)))
         self.tracer = nil
+        contextPropagator = nil
         deadEventHandler = nil
         handlerErrorHandler = nil
         buckets = [:]

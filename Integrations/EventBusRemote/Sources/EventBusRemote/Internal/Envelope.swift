@@ -2,8 +2,10 @@ import Foundation
 
 /// The wire format: one JSON object per payload.
 ///
-/// `{"v":2,"o":"<origin UUID>","s":<sequence>,"n":"<wire name>","k":"<key>","t":1,"p":<event JSON>}`
-/// for an event (`k` only when the event has a key, `t` only for a transactional publish), and
+/// `{"v":2,"o":"<origin UUID>","s":<sequence>,"n":"<wire name>","k":"<key>","t":1,"c":{…},"p":<event JSON>}`
+/// for an event (`k` only when the event has a key, `t` only for a transactional publish, `c` only
+/// when the publisher's bus had a context propagator with headers to carry: W3C `traceparent`,
+/// `tracestate`, `baggage` for a tracing one; receivers that do not know `c` ignore it), and
 /// `{"v":2,"o":"<origin UUID>","h":<number>}` for a heartbeat; with a shared key, each ends with
 /// `,"m":"<HMAC-SHA256>"` (``Authenticator``). The sequence makes every payload of an origin
 /// distinct (PostgreSQL folds identical NOTIFYs of one transaction), lets receivers drop duplicates
@@ -25,6 +27,8 @@ enum Envelope {
         let h: UInt64?
         let n: String?
         let t: Int?
+        /// The publisher's context headers (see ``EventFields/contextJSON``).
+        let c: [String: String]?
     }
 
     /// The payload of an envelope, as `E`.
@@ -40,6 +44,8 @@ enum Envelope {
         let data: Data
         /// ``Authenticator/digest(_:)`` of the envelope's text, to tell a repeat from a conflict.
         let digest: UInt64
+        /// The publisher's context headers, if it sent any.
+        let context: [String: String]?
     }
 
     /// One origin's series of sequence numbers: its serial publishes, or its transactional ones.
@@ -64,6 +70,7 @@ enum Envelope {
             + fields.wireName + #"""#
         if let keyJSON = fields.keyJSON { text += #","k":"# + keyJSON }
         if fields.transactional { text += #","t":1"# }
+        if let contextJSON = fields.contextJSON { text += #","c":"# + contextJSON }
         text += #","p":"# + fields.payload + "}"
         return signer?.sign(text) ?? text
     }
@@ -74,6 +81,8 @@ enum Envelope {
         let wireName: String
         let keyJSON: String?
         let transactional: Bool
+        /// The publisher's context headers as a JSON object of strings, `nil` for none.
+        var contextJSON: String? = nil
         let payload: String
     }
 
@@ -108,6 +117,6 @@ enum Envelope {
         return .event(
             Received(
                 stream: Stream(origin: header.o, transactional: header.t == 1), sequence: sequence,
-                wireName: wireName, data: data, digest: Authenticator.digest(payload)))
+                wireName: wireName, data: data, digest: Authenticator.digest(payload), context: header.c))
     }
 }

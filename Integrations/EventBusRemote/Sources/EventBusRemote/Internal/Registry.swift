@@ -7,8 +7,13 @@ struct Registry {
     /// Decodes an envelope's payload as the registered type; the result dispatches it.
     typealias Decode = @Sendable (Data) throws -> Decoded
 
-    /// A decoded event, ready to be dispatched on a bus's queue.
-    typealias Decoded = @Sendable (EventBus) -> Void
+    /// A decoded event, ready to be dispatched on a bus's queue: its type and key (what a context
+    /// propagator is told), and its dispatch.
+    struct Decoded {
+        let type: Any.Type
+        let key: String?
+        let dispatch: @Sendable (EventBus) -> Void
+    }
 
     private var byName: [String: (type: ObjectIdentifier, decode: Decode)] = [:]
     private var byType: [ObjectIdentifier: String] = [:]
@@ -25,7 +30,7 @@ struct Registry {
             id,
             { data in
                 let event = try JSONDecoder().decode(Envelope.Payload<E>.self, from: data).p
-                return { bus in bus.dispatchOnBusQueue(event) }
+                return Decoded(type: E.self, key: event._routingKey) { bus in bus.dispatchOnBusQueue(event) }
             }
         )
         return nil

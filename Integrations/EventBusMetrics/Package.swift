@@ -1,0 +1,50 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// An EventBus's counts as swift-metrics metrics: a package of its
+// own, so that the EventBus library keeps zero dependencies. It depends on the library by path.
+
+// The same upcoming features as the root package, applied to every target.
+let upcomingFeatures: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "EventBusMetrics",
+    platforms: [
+        .iOS(.v13),
+        .macOS(.v10_15),
+        .tvOS(.v13),
+        .watchOS(.v6),
+    ],
+    products: [
+        .library(name: "EventBusMetrics", targets: ["EventBusMetrics"])
+    ],
+    dependencies: [
+        .package(name: "EventBus", path: "../.."),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+    ],
+    targets: [
+        .target(
+            name: "EventBusMetrics",
+            dependencies: [
+                .product(name: "EventBus", package: "EventBus"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "EventBusMetricsTests",
+            dependencies: [
+                "EventBusMetrics",
+                .product(name: "EventBus", package: "EventBus"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,96 @@
+import Dispatch
+import EventBus
+import EventBusMetrics
+import MetricsTestKit
+import Testing
+
+/// `EventBusMetrics` against swift-metrics' `TestMetrics`: what each trace record counts, under
+/// which labels and dimensions, and that keys never become labels.
+@Suite("EventBusMetrics")
+struct EventBusMetricsTests {
+    struct Ping: Event {
+        var key: String?
+        var eventType: String? { key }
+    }
+
+    struct Unheard: Event {}
+
+    struct Failure: Error {}
+
+    final class Owner: Sendable {}
+
+    let pingType = [("event_type", String(reflecting: Ping.self))]
+
+    @Test("dispatches and deliveries are counted per event type, synchronous and enqueued apart; keys are no label")
+    func dispatchesAndDeliveries() throws {
+        let factory = TestMetrics()
+        let bus = EventBus()
+        bus.tracer = EventBusMetrics(bus: bus, factory: factory).tracer
+        let queue = DispatchQueue(label: "metrics.work")
+        let tokens = [
+            bus.on(Ping.self).next { _ in },
+            bus.on(Ping.self).ofType("a").next { _ in },
+            bus.on(Ping.self).atQueue(queue).next { _ in },
+        ]
+        bus.dispatch(Ping(key: "a"))
+        bus.dispatch(Ping(key: "b"))
+        bus.dispatch(Ping())
+        #expect(drain(queue))
+        #expect(try factory.expectCounter("eventbus.dispatches", pingType).totalValue == 3)
+        #expect(
+            try factory.expectCounter("eventbus.deliveries", pingType + [("delivery", "synchronous")]).totalValue == 4)
+        #expect(try factory.expectCounter("eventbus.deliveries", pingType + [("delivery", "enqueued")]).totalValue == 3)
+        let dimensions = factory.counters.flatMap(\.dimensions)
+        #expect(!dimensions.contains { $0.1 == "a" || $0.1 == "b" }, "a key never becomes a label value")
+        for token in tokens { token.dispose() }
+    }
+
+    @Test("dead events, handler errors and reclaimed subscriptions are counted per event type")
+    func deadErrorsAndReclaims() throws {
+        let factory = TestMetrics()
+        let bus = EventBus()
+        bus.tracer = EventBusMetrics(bus: bus, prefix: "app.bus", factory: factory).tracer
+        bus.deadEventHandler = { _ in }
+        bus.handlerErrorHandler = { _ in }
+        bus.dispatch(Unheard())
+        let token = bus.on(Ping.self).next { (_: Ping) throws in throw Failure() }
+        var owner: Owner? = Owner()
+        bus.on(Ping.self).freeWith(owner!).next { _, _ in }
+        owner = nil
+        bus.dispatch(Ping())  // meets the gone owner: reclaimed
+        bus.purge()
+        let unheard = [("event_type", String(reflecting: Unheard.self))]
+        #expect(try factory.expectCounter("app.bus.dead_events", unheard).totalValue == 1)
+        #expect(try factory.expectCounter("app.bus.handler_errors", pingType).totalValue == 1)
+        #expect(try factory.expectCounter("app.bus.reclaims", pingType).totalValue == 1)
+        token.dispose()
+    }
+
+    @Test("the in-flight gauge follows the deliveries still waiting on their queue")
+    func inFlightGauge() throws {
+        let factory = TestMetrics()
+        let bus = EventBus()
+        let metrics = EventBusMetrics(bus: bus, factory: factory)
+        bus.tracer = metrics.tracer
+        let queue = DispatchQueue(label: "metrics.gated")
+        let gate = DispatchSemaphore(value: 0)
+        queue.async { gate.wait() }
+        let token = bus.on(Ping.self).atQueue(queue).next { _ in }
+        bus.dispatch(Ping())
+        bus.dispatch(Ping())
+        let gauge = try factory.expectGauge("eventbus.enqueued_in_flight")
+        #expect(gauge.lastValue == 2)
+        gate.signal()
+        #expect(drain(queue))
+        metrics.sample()
+        #expect(gauge.lastValue == 0)
+        token.dispose()
+    }
+}
+
+/// Waits until every block enqueued on `queue` before this call has run (10 s at most).
+func drain(_ queue: DispatchQueue) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    queue.async { done.signal() }
+    return done.wait(timeout: .now() + .seconds(10)) == .success
+}

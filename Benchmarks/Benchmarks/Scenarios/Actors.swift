@@ -23,18 +23,6 @@ private actor Consumer {
     }
 }
 
-/// A workload that publishes `operations` events with `publish` and waits for the last delivery.
-private func onActor(_ countdown: Countdown, finish: @escaping () -> Void = {}, _ publish: @escaping (Int) -> Void)
-    -> Workload
-{
-    Workload(finish: finish) { operations in
-        guard operations > 0 else { return }
-        countdown.arm(operations)
-        for i in 0..<operations { publish(i) }
-        countdown.wait()
-    }
-}
-
 func actorScenarios() -> [Scenario] {
     [
         Scenario("actor EventBus-isolated") {
@@ -42,7 +30,7 @@ func actorScenarios() -> [Scenario] {
             let countdown = Countdown()
             let consumer = Consumer(countdown)
             _ = bus.on(Tick.self).isolated(to: consumer).next { consumer, event in consumer.take(event.value) }
-            return onActor(countdown, finish: { withExtendedLifetime(consumer) {} }) { i in
+            return enqueued(countdown, finish: { withExtendedLifetime(consumer) {} }) { i in
                 bus.dispatch(Tick(value: i))
             }
         },
@@ -54,12 +42,12 @@ func actorScenarios() -> [Scenario] {
             let task = Task {
                 for await event in stream { await consumer.take(event.value) }
             }
-            return onActor(countdown, finish: { task.cancel() }) { i in bus.dispatch(Tick(value: i)) }
+            return enqueued(countdown, finish: { task.cancel() }) { i in bus.dispatch(Tick(value: i)) }
         },
         Scenario("actor Task-per-event") {
             let countdown = Countdown()
             let consumer = Consumer(countdown)
-            return onActor(countdown) { i in
+            return enqueued(countdown) { i in
                 Task { await consumer.take(i) }
             }
         },

@@ -16,8 +16,9 @@ struct TickAsyncMessage: NotificationCenter.AsyncMessage {
     let value: Int
 }
 
-/// A workload that publishes `operations` events with `publish` and waits for the last delivery.
-private func enqueued(_ countdown: Countdown, finish: @escaping () -> Void = {}, _ publish: @escaping (Int) -> Void)
+/// A workload that publishes `operations` events with `publish` and waits for the last delivery
+/// (the enqueued scenarios' and the actor ones').
+func enqueued(_ countdown: Countdown, finish: @escaping () -> Void = {}, _ publish: @escaping (Int) -> Void)
     -> Workload
 {
     Workload(finish: finish) { operations in

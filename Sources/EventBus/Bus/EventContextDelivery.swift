@@ -14,6 +14,9 @@ public struct EventContextDelivery: Sendable, CustomStringConvertible {
         case queue(label: String)
         /// To a main-actor subscription (``SubscriberMaker/onMainActor()``), on the main queue.
         case mainActor
+        /// To an actor-isolated subscription (``SubscriberMaker/isolated(to:)``), on its actor, of
+        /// this type (as `String(reflecting:)` spells it).
+        case actor(typeName: String)
         /// Into an ``EventStream``'s consuming task (``EventStream/consume(isolation:_:)``).
         case stream
         /// To the main queue, where a ``MainActorEventNode/post(_:)`` made elsewhere runs; the
@@ -27,7 +30,7 @@ public struct EventContextDelivery: Sendable, CustomStringConvertible {
         /// ``EventContextPropagator/context(fromHeaders:)``).
         case remote(wireName: String)
 
-        /// `queue "label"`, `main actor`, `stream`, `chain post at "node"`, `deferred dispatch` or
+        /// `queue "label"`, `main actor`, `actor MyApp.Counter`, `stream`, `chain post at "node"`, `deferred dispatch` or
         /// `remote "wire.name"`.
         ///
         /// ```swift
@@ -37,6 +40,7 @@ public struct EventContextDelivery: Sendable, CustomStringConvertible {
             switch self {
             case .queue(let label): "queue \"\(label)\""
             case .mainActor: "main actor"
+            case .actor(let typeName): "actor \(typeName)"
             case .stream: "stream"
             case .chainPost(let node): "chain post at \"\(node)\""
             case .deferredDispatch: "deferred dispatch"

@@ -96,6 +96,35 @@ struct ContextPropagationTests {
         token.dispose()
     }
 
+    /// The owner of ``actorIsolated()``'s subscription.
+    actor ContextActor {}
+
+    @Test("an actor-isolated handler runs with each event's own dispatcher's context, never another's")
+    func actorIsolated() async {
+        let bus = EventBus()
+        let recorder = Recorder()
+        bus.contextPropagator = recorder
+        let owner = ContextActor()
+        let seen = Shared<[String]>([])
+        bus.on(Ping.self).isolated(to: owner).next { _, _ in seen.append(RequestID.current ?? "none") }
+        // One drain may run all three: the second must not see the first's context.
+        RequestID.$current.withValue("req-a") { bus.dispatch(Ping()) }
+        bus.dispatch(Ping())
+        RequestID.$current.withValue("req-b") { bus.dispatch(Ping()) }
+        #expect(await waitUntil(timeout: actorTimeout) { seen.value.count == 3 })
+        #expect(seen.value == ["req-a", "none", "req-b"])
+        let hop = "Ping via actor \(String(reflecting: ContextActor.self))"
+        #expect(recorder.deliveries.value == [hop, hop])
+
+        // With no propagator, nothing is carried to the actor, not even by the drain's task.
+        let plain = EventBus()
+        let seenPlain = Shared<[String]>([])
+        plain.on(Ping.self).isolated(to: owner).next { _, _ in seenPlain.append(RequestID.current ?? "none") }
+        RequestID.$current.withValue("req-c") { plain.dispatch(Ping()) }
+        #expect(await waitUntil(timeout: actorTimeout) { seenPlain.value.count == 1 })
+        #expect(seenPlain.value == ["none"])
+    }
+
     @Test("a stream consumed with consume runs its body with each event's dispatcher's context")
     func stream() async {
         let bus = EventBus()

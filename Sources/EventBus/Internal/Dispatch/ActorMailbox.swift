@@ -50,7 +50,9 @@ final class ActorMailbox<E: Sendable>: Sendable {
     @inline(never)
     func enqueue(_ event: E, holding hold: StickyHold?, for node: Subscription<E>) -> Outcome {
         guard node.isLive else { return .ended }
-        let pending = Pending(event: event, hold: hold, ticket: node.container.deliveryEnqueued())
+        let pending = Pending(
+            event: event, hold: hold, ticket: node.container.deliveryEnqueued(),
+            context: node.container.captureContext())
         let startsDrain = waiting.withLock { waiting in
             if let last = waiting.last { last.next = pending } else { waiting.first = pending }
             waiting.last = pending
@@ -61,8 +63,11 @@ final class ActorMailbox<E: Sendable>: Sendable {
         return .enqueued
     }
 
+    /// Starts a drain at the priority of the work that enqueued it. Detached: a drain runs the
+    /// deliveries of any number of dispatchers, so it must not carry the task-local values of the
+    /// one that started it (each delivery's context is its own: see `Pending.context`).
     private func startDrain(for node: Subscription<E>) {
-        Task { await self.drain(for: node) }
+        Task.detached(priority: Task.currentPriority) { await self.drain(for: node) }
     }
 
     /// Takes every delivery waiting and runs them on the actor, or, if it is gone, finishes them
@@ -95,16 +100,19 @@ final class ActorMailbox<E: Sendable>: Sendable {
         let node: Subscription<E>
 
         /// Calls `handler` for each delivery, in order, on `actor` (the caller is isolated to it),
-        /// skipping those whose subscription has ended by then.
+        /// skipping those whose subscription has ended by then, with the context captured at its
+        /// dispatch restored (see `BusCore.withContext`).
         func deliver<A: Actor>(on actor: isolated A, _ handler: (isolated A, E) throws -> Void) {
-            forEach { event in
+            forEach { pending in
                 guard node.isLive else { return .ended }
-                do {
-                    try handler(actor, event)
-                } catch {
-                    node.report(error, type: E.self)
+                return node.container.withContext(pending.context, node.contextDelivery(pending.event)) {
+                    do {
+                        try handler(actor, pending.event)
+                    } catch {
+                        node.report(error, type: E.self)
+                    }
+                    return .delivered
                 }
-                return .delivered
             }
         }
 
@@ -115,30 +123,33 @@ final class ActorMailbox<E: Sendable>: Sendable {
 
         /// Runs `body` for each delivery and finishes it with the outcome, unlinking as it goes (a
         /// long chain released from its head would recurse once per node).
-        private func forEach(_ body: (E) -> Outcome) {
+        private func forEach(_ body: (Pending) -> Outcome) {
             var cursor = first
             while let pending = cursor {
                 cursor = pending.next
                 pending.next = nil
-                node.finishEnqueued(body(pending.event), holding: pending.hold, pending.ticket)
+                node.finishEnqueued(body(pending), holding: pending.hold, pending.ticket)
             }
         }
     }
 
     /// One delivery waiting: the event, the `.untilDelivered` hold it finishes, its in-flight
-    /// ticket, and the next delivery.
+    /// ticket, the context captured at its dispatch (`nil` without a propagator), and the next
+    /// delivery.
     final class Pending: @unchecked Sendable {
         // @unchecked Sendable: `next` is written under the mailbox's lock while the delivery waits,
         // then only by the one drain that took it; the rest is immutable.
         let event: E
         let hold: StickyHold?
         let ticket: Bool
+        let context: CapturedContext?
         var next: Pending?
 
-        init(event: E, hold: StickyHold?, ticket: Bool) {
+        init(event: E, hold: StickyHold?, ticket: Bool, context: CapturedContext?) {
             self.event = event
             self.hold = hold
             self.ticket = ticket
+            self.context = context
         }
     }
 }

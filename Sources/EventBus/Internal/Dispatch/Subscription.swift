@@ -172,10 +172,11 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
 
     /// What a context propagator is told of an enqueued delivery of `event` (see
     /// `BusCore.withContext`): made only when one restores a context.
-    private func contextDelivery(_ event: E) -> EventContextDelivery {
+    func contextDelivery(_ event: E) -> EventContextDelivery {
         let hop: EventContextDelivery.Hop =
             switch delivery {
             case .queue(let label): .queue(label: label)
+            case .actor(let typeName): .actor(typeName: typeName)
             case .mainActor, .synchronous: .mainActor  // a synchronous body never enqueues
             }
         return EventContextDelivery(event, hop: hop, subscriptionID: id)

@@ -182,8 +182,9 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     ///   dispatched (from any number of threads: the order in which their deliveries reached it),
     ///   whatever the tasks' priorities. Each runs after the dispatch that sent it has moved on.
     /// - **Dispose**: once `dispose()` has returned, or the actor is deallocated, no delivery
-    ///   starts, enqueued ones included. The bus holds the actor weakly, and strongly only while it
-    ///   runs a batch of its handlers on it.
+    ///   starts, enqueued ones included. The bus holds the actor weakly: it retains it while a batch
+    ///   of its handlers runs on it (and, as for any owner, for a moment when it checks that the
+    ///   owner is alive).
     /// - A handler cannot stop the dispatch (`handle` is unavailable: it runs after it). Its errors
     ///   go to ``EventBus/handlerErrorHandler``.
     ///

@@ -145,7 +145,7 @@ extension EventSubscribing {
     }
 }
 
-/// Every `NSObject` subclass gets ``/EventBus/EventSubscribing/subscribe(_:on:)`` and
+/// Every `NSObject` subclass gets ``/EventBus/EventSubscribing``'s `subscribe(_:on:)` and
 /// ``EventBus/EventSubscribing/subscribeNotification(_:object:on:)``, bound to its lifetime.
 ///
 /// Handlers run on the dispatching (or posting) thread unless you chain

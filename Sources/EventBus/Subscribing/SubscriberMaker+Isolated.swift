@@ -24,9 +24,8 @@ extension SubscriberMaker where Delivery == EventDelivery.Isolated, Owner: Actor
         register(.actor(.isolated(to: Owner.self, handler)), at: CallSite(fileID: file, line: line))
     }
 
-    /// Registers the throwing `handler`, isolated to the owning actor, as the non-throwing
-    /// ``next(file:line:_:)-(_,_,(isolated Owner,E)->Void)``. Errors go to
-    /// ``EventBus/handlerErrorHandler``, called on the actor.
+    /// Registers the throwing `handler`, isolated to the owning actor, as the non-throwing `next`
+    /// does. Errors go to ``EventBus/handlerErrorHandler``, called on the actor.
     ///
     /// ```swift
     /// actor Ledger {

@@ -61,7 +61,8 @@ struct StreamCancellationTests {
             return received
         }
         bus.dispatch(Tick(seq: 0, key: key))
-        guard await waitUntil(timeout: .seconds(10), { busy.value }) else {
+        // The consumer's task needs a thread of the cooperative pool (see `actorTimeout`).
+        guard await waitUntil(timeout: actorTimeout, { busy.value }) else {
             release.open()
             consumer.cancel()
             return nil
@@ -71,9 +72,9 @@ struct StreamCancellationTests {
         bus.dispatch(Tick(seq: 1, key: key))
         bus.dispatch(Tick(seq: 2, key: key))
         release.open()
-        let received = await AsyncWait.value(within: 10) { await consumer.value }
+        let received = await AsyncWait.value(within: 90) { await consumer.value }
         #expect(
-            await waitUntil(timeout: .seconds(10)) { bus.subscriptionCount == 0 },
+            await waitUntil(timeout: actorTimeout) { bus.subscriptionCount == 0 },
             "the cancelled stream's subscription ended")
         return received
     }

@@ -11,9 +11,10 @@ import Testing
 /// The longest any single wait in the suite may block.
 let defaultTimeout: DispatchTimeInterval = .seconds(10)
 
-/// The longest a test waits for deliveries to an actor. Actors run on the cooperative pool (as many
-/// threads as cores), which Swift Testing's synchronous tests also run on: in a full run on 2 cores,
-/// two long ones have held both threads for 20 s, and an actor's drain waited behind them.
+/// The longest a test waits for work that needs the cooperative pool: deliveries to an actor, a
+/// stream's consuming task. The pool has as many threads as cores, and Swift Testing's synchronous
+/// tests run on it too: in a full run on 2 cores, two long ones have held both threads for 21 s,
+/// and an actor's drain waited behind them (in CI's ThreadSanitizer stage, a stream's consumer did).
 let actorTimeout: DispatchTimeInterval = .seconds(90)
 
 /// A value shared between a test and handlers running on other threads.

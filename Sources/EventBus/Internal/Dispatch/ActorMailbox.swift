@@ -116,9 +116,11 @@ final class ActorMailbox<E: Sendable>: Sendable {
             }
         }
 
-        /// Finishes every delivery as not run: the owner is gone.
+        /// Finishes every delivery as not run (the owner is gone), then reclaims the subscription:
+        /// once, not once per delivery.
         func finishUnrun() {
-            forEach { _ in .ownerGone }
+            forEach { _ in .ended }
+            node.container.reclaim(CollectionOfOne(node.handle))
         }
 
         /// Runs `body` for each delivery and finishes it with the outcome, unlinking as it goes (a

@@ -1,9 +1,9 @@
 /// An `AsyncSequence` of the events of one type dispatched on a bus: a bus subscription consumed
-/// with `for await`. Made by ``EventBus/events(of:ofType:bufferingPolicy:file:line:)`` and
-/// ``SubscriberMaker/events(bufferingPolicy:file:line:)``.
+/// with `for await`. Made by ``EventBus/events(of:ofType:buffering:file:line:)`` and
+/// ``SubscriberMaker/events(buffering:file:line:)``.
 ///
-/// Events are yielded synchronously from `dispatch`, on the dispatching thread, into the stream's
-/// buffer; the consumer takes them out at its own pace, in dispatch order (per dispatching thread
+/// Events are put from `dispatch`, on the dispatching thread, into the stream's mailbox (bounded as
+/// its ``EventBuffering`` says); the consumer takes them out at its own pace, in dispatch order (per dispatching thread
 /// when several threads dispatch). The subscription ends, and the bus forgets it, when the
 /// consumer stops: when the consuming task is cancelled (no event is returned after that, not even
 /// one already buffered), or when the stream and its iterator are dropped, for example after
@@ -24,12 +24,10 @@ public struct EventStream<E: Sendable>: AsyncSequence, Sendable {
     /// A stream from the bus never throws: it finishes instead.
     public typealias Failure = Never
 
-    private let base: AsyncStream<EventStreamElement<E>>
-    private let token: EventToken
+    private let consumer: EventStreamConsumer<E>
 
-    fileprivate init(base: AsyncStream<EventStreamElement<E>>, token: EventToken) {
-        self.base = base
-        self.token = token
+    fileprivate init(consumer: EventStreamConsumer<E>) {
+        self.consumer = consumer
     }
 
     /// Runs `body` for each event, in order, in the calling task, until the stream finishes or the
@@ -46,12 +44,13 @@ public struct EventStream<E: Sendable>: AsyncSequence, Sendable {
     /// }
     /// ```
     public func consume(isolation: isolated (any Actor)? = #isolation, _ body: (E) async -> Void) async {
-        var iterator = makeAsyncIterator()
-        while let element = await iterator.nextElement() {
+        while let entry = await consumer.next() {
             await BusCore.withContext(
-                element.context, EventContextDelivery(element.event, hop: .stream, subscriptionID: token.id),
+                entry.receipt.context,
+                EventContextDelivery(entry.event, hop: .stream, subscriptionID: consumer.token.id),
                 isolation: isolation
-            ) { await body(element.event) }
+            ) { await body(entry.event) }
+            entry.receipt.finish(ranHandler: true)
         }
     }
 
@@ -62,8 +61,7 @@ public struct EventStream<E: Sendable>: AsyncSequence, Sendable {
     /// let first = await iterator.next()
     /// ```
     public struct AsyncIterator: AsyncIteratorProtocol {
-        fileprivate var base: AsyncStream<EventStreamElement<E>>.AsyncIterator
-        fileprivate let token: EventToken
+        fileprivate let consumer: EventStreamConsumer<E>
 
         /// The next event, or `nil` once the stream finished or the consuming task was cancelled
         /// (which also ends the subscription).
@@ -73,22 +71,10 @@ public struct EventStream<E: Sendable>: AsyncSequence, Sendable {
         /// while let login = await iterator.next() { print(login.userID) }
         /// ```
         public mutating func next() async -> E? {
-            await nextElement()?.event
-        }
-
-        /// The next event with the context captured when it was dispatched; see ``next()``.
-        fileprivate mutating func nextElement() async -> EventStreamElement<E>? {
-            if Task.isCancelled { return stop() }
-            let element = await base.next()
-            // Cancelled while waiting, or while the consumer was busy before this call: the events
-            // buffered meanwhile are not handed out.
-            if Task.isCancelled { return stop() }
-            return element
-        }
-
-        private func stop() -> EventStreamElement<E>? {
-            token.dispose()
-            return nil
+            guard let entry = await consumer.next() else { return nil }
+            let event = entry.event
+            entry.receipt.finish(ranHandler: true)
+            return event
         }
     }
 
@@ -98,65 +84,67 @@ public struct EventStream<E: Sendable>: AsyncSequence, Sendable {
     /// var iterator = bus.events(of: LoginEvent.self).makeAsyncIterator()
     /// ```
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: base.makeAsyncIterator(), token: token)
+        AsyncIterator(consumer: consumer)
     }
 
-    /// Makes a stream, registers the subscription that feeds it with `register`, and has the
-    /// stream's termination by the consumer dispose that subscription.
-    /// Each event is kept with the context `core` captures on the dispatching thread, if any.
+    /// Makes a stream: a lane of its own (bounded by `buffering`, gated if the subscription
+    /// `replays` sticky events), the subscription that feeds it, registered by `register`, and the
+    /// consumer whose end disposes that subscription.
     static func make(
-        bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy, core: BusCore,
-        register: (Callback<E>) -> EventToken
+        buffering: EventBuffering, replays: Bool, core: BusCore, register: (Body<E>) -> EventToken
     ) -> EventStream<E> {
-        let (stream, continuation) = AsyncStream<EventStreamElement<E>>.makeStream(
-            bufferingPolicy: EventStreamElement<E>.policy(bufferingPolicy))
-        let feed = EventStreamFeed(continuation)
-        let token = register(
-            .event { event in feed.yield(EventStreamElement(event: event, context: core.captureContext())) })
-        // Consumer cancelled, or stream and iterator dropped: end the subscription. If the stream
-        // already finished (the owner died in between), this runs when the stream is deallocated,
-        // and disposing an ended token does nothing.
-        continuation.onTermination = { _ in token.dispose() }
-        if token.isDisposed { continuation.finish() }
-        return EventStream(base: stream, token: token)
+        let mailbox = Mailbox(target: .stream, inFlight: core.inFlight, directory: nil, key: nil)
+        let lane = MailboxLane<E>(mailbox: mailbox, buffering: buffering, runner: .stream, gated: replays)
+        let token = register(.stream(EventStreamFeed(lane)))
+        // If the owner was already gone the feed is released by now, and the stream finished.
+        return EventStream(consumer: EventStreamConsumer(lane: lane, token: token, core: core))
     }
 }
 
-/// The bus's end of an event stream: it yields into the stream's continuation, and finishing the
-/// stream is tied to its lifetime.
-///
-/// The bus holds the feed only through the subscription's handler, so the feed is deallocated
-/// exactly when the bus has let go of the subscription, whatever ended it: the consumer (through
-/// `onTermination`, which disposes the token), the owner's death once the bus reclaimed it, or the
-/// bus's own deallocation. The bus releases handlers after unlocking, so `deinit` runs with no bus
-/// lock held, and it finishes the stream: a consumer waiting in `next()` gets `nil`.
-private final class EventStreamFeed<E: Sendable>: Sendable {
-    private let continuation: AsyncStream<EventStreamElement<E>>.Continuation
+/// The bus's end of an event stream: what the subscription's body holds, so it is deallocated
+/// exactly when the bus has let go of the subscription, whatever ended it — the consumer (which
+/// disposes the token), the owner's death once the bus reclaimed it, or the bus's own
+/// deallocation. The bus releases bodies after unlocking, so `deinit` runs with no bus lock held;
+/// it finishes the stream: the consumer takes what is buffered, then `nil`.
+final class EventStreamFeed<E: Sendable>: Sendable {
+    let lane: MailboxLane<E>
 
-    init(_ continuation: AsyncStream<EventStreamElement<E>>.Continuation) {
-        self.continuation = continuation
+    init(_ lane: MailboxLane<E>) {
+        self.lane = lane
     }
 
-    deinit { continuation.finish() }
-
-    func yield(_ element: EventStreamElement<E>) { continuation.yield(element) }
+    deinit { lane.finishStream() }
 }
 
-/// An event in a stream's buffer, with the context captured when it was dispatched (`nil` when the
-/// bus has no context propagator).
-private struct EventStreamElement<E: Sendable>: Sendable {
-    let event: E
-    let context: CapturedContext?
+/// The consumer's end of an event stream, shared by the stream and its iterators: when the
+/// consuming task is cancelled, or when the last of them is dropped, it disposes the subscription
+/// and ends what is buffered unrun (counted).
+private final class EventStreamConsumer<E: Sendable>: Sendable {
+    let lane: MailboxLane<E>
+    let token: EventToken
+    private let core: BusCore
 
-    /// `policy` for the buffer of elements.
-    static func policy(
-        _ policy: AsyncStream<E>.Continuation.BufferingPolicy
-    ) -> AsyncStream<EventStreamElement<E>>.Continuation.BufferingPolicy {
-        switch policy {
-        case .bufferingOldest(let limit): .bufferingOldest(limit)
-        case .bufferingNewest(let limit): .bufferingNewest(limit)
-        default: .unbounded
-        }
+    init(lane: MailboxLane<E>, token: EventToken, core: BusCore) {
+        self.lane = lane
+        self.token = token
+        self.core = core
+    }
+
+    deinit { _ = stop() }
+
+    /// The next delivery, or `nil` once the stream finished or the task is cancelled (which ends
+    /// the subscription: events buffered meanwhile are not handed out).
+    func next() async -> MailboxEntry<E>? {
+        if Task.isCancelled { return stop() }
+        let entry = await lane.take()
+        if Task.isCancelled { return stop() }
+        return entry
+    }
+
+    private func stop() -> MailboxEntry<E>? {
+        token.dispose()
+        lane.discardStream(of: core)
+        return nil
     }
 }
 
@@ -174,10 +162,12 @@ extension EventBus {
     /// > own the stream — make it in the `for await` line or in the task's capture list — or
     /// > cancel the task.
     ///
-    /// **Buffering.** The default policy, `.unbounded`, loses nothing: a consumer that falls behind
-    /// receives every event, in order, later, and the backlog is held in memory meanwhile. For
-    /// state-like events where only the latest matter, pass `.bufferingNewest(n)`;
-    /// `.bufferingOldest(n)` keeps the first `n` and drops new ones while the buffer is full.
+    /// **Buffering.** The default, ``EventBuffering/unbounded``, loses nothing: a consumer that
+    /// falls behind receives every event, in order, later, and the backlog is held in memory
+    /// meanwhile (and given back as it drains). For state-like events where only the latest matter,
+    /// pass `.bufferingNewest(n)`; `.bufferingOldest(n)` keeps the first `n` and drops new ones
+    /// while the buffer is full; `.backPressure(highWatermark:limit:)` makes
+    /// ``send(_:)`` wait for the consumer. Drops are counted (``SubscriptionInfo/droppedCount``).
     ///
     /// ```swift
     /// let audit = Task { [logins = bus.events(of: LoginEvent.self)] in
@@ -189,32 +179,62 @@ extension EventBus {
     /// - Parameters:
     ///   - type: The event type to receive.
     ///   - keys: If not empty, only events whose `eventType` is one of these are yielded.
-    ///   - bufferingPolicy: What the stream keeps when its consumer falls behind; `.unbounded` (keep
-    ///     everything) by default.
+    ///   - buffering: What the stream keeps when its consumer falls behind; ``EventBuffering/unbounded``
+    ///     (keep everything) by default.
     ///   - file: Where the subscription is made (`#fileID`); leave it to its default.
     ///   - line: The line of that call (`#line`); leave it to its default.
     public func events<E: Event>(
         of type: E.Type,
         ofType keys: String...,
-        bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy = .unbounded,
+        buffering: EventBuffering = .unbounded,
         file: StaticString = #fileID, line: UInt = #line
     ) -> EventStream<E> {
         var maker = on(type)
         maker.options.keys = SubscriptionKeys(keys)
-        return maker.events(bufferingPolicy: bufferingPolicy, file: file, line: line)
+        return maker.events(buffering: buffering, file: file, line: line)
+    }
+
+    /// ``events(of:ofType:buffering:file:line:)`` with `AsyncStream`'s buffering policy, mapped to
+    /// the same ``EventBuffering`` (`.bufferingNewest(n)` and `.bufferingOldest(n)` keep their
+    /// meaning).
+    ///
+    /// ```swift
+    /// let latest = bus.events(of: LoginEvent.self, buffering: .bufferingNewest(1))
+    /// ```
+    @available(*, deprecated, renamed: "events(of:ofType:buffering:file:line:)")
+    public func events<E: Event>(
+        of type: E.Type,
+        ofType keys: String...,
+        bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy,
+        file: StaticString = #fileID, line: UInt = #line
+    ) -> EventStream<E> {
+        var maker = on(type)
+        maker.options.keys = SubscriptionKeys(keys)
+        return maker.events(buffering: EventBuffering(bufferingPolicy), file: file, line: line)
+    }
+}
+
+extension EventBuffering {
+    /// The bound that means what `policy` means for an `AsyncStream`.
+    init<E>(_ policy: AsyncStream<E>.Continuation.BufferingPolicy) {
+        switch policy {
+        case .bufferingOldest(let limit): self = .bufferingOldest(limit)
+        case .bufferingNewest(let limit): self = .bufferingNewest(limit)
+        default: self = .unbounded
+        }
     }
 }
 
 extension SubscriberMaker where Delivery: NonisolatedDelivery {
     /// Returns the subscription as an ``EventStream`` instead of calling a handler.
     ///
-    /// Keys chosen with ``ofType(_:)`` apply. The stream is fed synchronously from `dispatch`, on
-    /// the dispatching thread, whatever ``atQueue(_:)`` said: where the events are processed is the
-    /// consuming task's business, and feeding from `dispatch` keeps dispatch order. An owner-bound
-    /// stream (after ``freeWith(_:)``) **finishes when the owner goes away** (once the bus notices:
-    /// at the next dispatch that reaches it, by its incremental sweep, or at ``EventBus/purge()``);
-    /// no event dispatched after the owner's deallocation is yielded, and if the owner is already
-    /// gone the stream is finished from the start.
+    /// Keys chosen with ``ofType(_:)`` apply. The stream is fed from `dispatch`, on the dispatching
+    /// thread, whatever ``atQueue(_:)`` said: where the events are processed is the consuming
+    /// task's business, and feeding from `dispatch` keeps dispatch order. An owner-bound stream
+    /// (after ``freeWith(_:)``) **finishes when the owner goes away** (once the bus notices: at the
+    /// next dispatch that reaches it, by its incremental sweep, or at ``EventBus/purge()``); no
+    /// event dispatched after the owner's deallocation is yielded, and if the owner is already gone
+    /// the stream is finished from the start.
     ///
     /// ```swift
     /// for await message in bus.on(ChatMessage.self).ofType("room-7").events() {
@@ -224,18 +244,35 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery {
     /// ```
     ///
     /// - Parameters:
-    ///   - bufferingPolicy: What the stream keeps when its consumer falls behind; `.unbounded`
-    ///     (keep everything, in order) by default.
+    ///   - buffering: What the stream keeps when its consumer falls behind (see ``EventBuffering``);
+    ///     by default the maker's ``buffering(_:)``, else ``EventBuffering/unbounded``.
     ///   - file: Where the subscription is made (`#fileID`); leave it to its default.
     ///   - line: The line of that call (`#line`); leave it to its default.
     public func events(
-        bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy = .unbounded,
+        buffering: EventBuffering? = nil,
         file: StaticString = #fileID, line: UInt = #line
     ) -> EventStream<E> {
-        EventStream.make(bufferingPolicy: bufferingPolicy, core: bus.core) { callback in
+        EventStream.make(
+            buffering: buffering ?? options.buffering, replays: options.traits.replaysSticky, core: bus.core
+        ) { body in
             var immediate = self
             immediate.options.queue = nil
-            return immediate.register(.immediate(callback), at: CallSite(fileID: file, line: line))
+            immediate.fileBackPressure(of: body)
+            return immediate.register(body: body, at: CallSite(fileID: file, line: line))
         }
+    }
+
+    /// ``events(buffering:file:line:)`` with `AsyncStream`'s buffering policy, mapped to the same
+    /// ``EventBuffering``.
+    ///
+    /// ```swift
+    /// let latest = bus.on(LoginEvent.self).events(buffering: .bufferingNewest(1))
+    /// ```
+    @available(*, deprecated, renamed: "events(buffering:file:line:)")
+    public func events(
+        bufferingPolicy: AsyncStream<E>.Continuation.BufferingPolicy,
+        file: StaticString = #fileID, line: UInt = #line
+    ) -> EventStream<E> {
+        events(buffering: EventBuffering(bufferingPolicy), file: file, line: line)
     }
 }

@@ -24,8 +24,10 @@ public struct SubscriptionInfo: Sendable, Hashable, CustomStringConvertible {
         /// On the owner, an actor of this type (``SubscriberMaker/isolated(to:)``), as
         /// `String(reflecting:)` spells it.
         case actor(typeName: String)
+        /// Into an ``EventStream``, whose consumer takes the events.
+        case stream
 
-        /// `synchronous`, `queue "label"`, `main actor` or `actor MyApp.Counter`.
+        /// `synchronous`, `queue "label"`, `main actor`, `actor MyApp.Counter` or `stream`.
         ///
         /// ```swift
         /// print(SubscriptionInfo.Delivery.queue(label: "work"))   // queue "work"
@@ -36,6 +38,7 @@ public struct SubscriptionInfo: Sendable, Hashable, CustomStringConvertible {
             case .queue(let label): "queue \"\(label)\""
             case .mainActor: "main actor"
             case .actor(let typeName): "actor \(typeName)"
+            case .stream: "stream"
             }
         }
     }
@@ -64,8 +67,16 @@ public struct SubscriptionInfo: Sendable, Hashable, CustomStringConvertible {
     /// than to the app. Internal subscriptions are left out of ``EventBus/subscriptionCount``. A
     /// NotificationCenter bridge is the app's: not internal.
     public let isInternal: Bool
+    /// The bound of a subscription whose deliveries leave the dispatching thread
+    /// (``SubscriberMaker/buffering(_:)``); `nil` for a synchronous one.
+    public let buffering: EventBuffering?
+    /// Deliveries waiting for it now (always 0 for a synchronous one).
+    public let pendingCount: Int
+    /// Deliveries its bound dropped since it was made (see ``EventBuffering``).
+    public let droppedCount: Int
 
-    /// One line: id, event type, keys, delivery, priority, owner, call site.
+    /// One line: id, event type, keys, delivery, priority, owner, bound and counts (when bounded or
+    /// not empty), call site.
     ///
     /// ```swift
     /// // #7 MyApp.LoginEvent ["42"] main actor, high monitor, owner MyApp.ProfileScreen (alive), made at MyApp/Profile.swift:30
@@ -77,6 +88,9 @@ public struct SubscriptionInfo: Sendable, Hashable, CustomStringConvertible {
         if let ownerType {
             let state = isOwnerAlive.map { $0 ? "alive" : "gone" } ?? "not checked off the main queue"
             line += ", owner \(ownerType) (\(state))"
+        }
+        if let buffering, buffering != .unbounded || pendingCount > 0 || droppedCount > 0 {
+            line += ", \(buffering), \(pendingCount) pending, \(droppedCount) dropped"
         }
         line += ", made at \(callSite)"
         if isInternal { line += " [internal]" }

@@ -28,6 +28,37 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
     case handlerError(HandlerError)
     /// A chain post passed a node (only a node's ``EventNode/tracer`` receives these).
     case chainHop(ChainHop)
+    /// A subscription's bound (``EventBuffering``) dropped a delivery, on the dispatching thread.
+    case dropped(Dropped)
+
+    /// A delivery a subscription's bound dropped: whose, under which bound, and how many the bus
+    /// dropped in all so far.
+    ///
+    /// ```swift
+    /// bus.tracer = { if case .dropped(let drop) = $0 { print(drop) } }
+    /// // dropped LoginEvent for #4 (newest 1): 3 dropped on this bus
+    /// ```
+    public struct Dropped: Sendable, CustomStringConvertible {
+        /// The event type.
+        public let type: Any.Type
+        /// The event type, as `String(reflecting:)` spells it (built when read).
+        public var typeName: String { eventTypeName(type) }
+        /// The subscription's token id.
+        public let subscriptionID: UInt64
+        /// The bound that dropped it.
+        public let buffering: EventBuffering
+        /// Deliveries the bus dropped in all, this one included (``EventBus/droppedDeliveryCount``).
+        public let total: Int
+
+        /// `dropped LoginEvent for #4 (newest 1): 3 dropped on this bus`.
+        ///
+        /// ```swift
+        /// bus.tracer = { if case .dropped(let drop) = $0 { print(drop) } }
+        /// ```
+        public var description: String {
+            "dropped \(typeName) for #\(subscriptionID) (\(buffering)): \(total) dropped on this bus"
+        }
+    }
 
     /// One dispatch: the event's type and key, and what it reached.
     public struct Dispatched: Sendable, CustomStringConvertible {
@@ -171,6 +202,7 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
         case .deadEvent(let dead): "dead event \(String(reflecting: type(of: dead.event)))"
         case .handlerError(let error): "handler error: \(error)"
         case .chainHop(let hop): "chain hop \(hop)"
+        case .dropped(let drop): "\(drop)"
         }
     }
 }

@@ -36,7 +36,7 @@ public enum EventDelivery {
     /// ```swift
     /// let maker = EventBus.shared.on(LoginEvent.self).atQueue(.global())   // …, EventDelivery.Queued>
     /// ```
-    public enum Queued: NonisolatedDelivery {
+    public enum Queued: NonisolatedDelivery, EnqueuingDelivery {
         /// A queued monitor stays queued.
         public typealias Monitored = Queued
     }
@@ -46,7 +46,7 @@ public enum EventDelivery {
     /// ```swift
     /// let maker = EventBus.shared.on(LoginEvent.self).onMainActor()   // …, EventDelivery.MainActor>
     /// ```
-    public enum MainActor: MainActorDelivery {
+    public enum MainActor: MainActorDelivery, EnqueuingDelivery {
         /// A main-actor monitor stays on the main actor.
         public typealias Monitored = MainActor
     }
@@ -59,7 +59,7 @@ public enum EventDelivery {
     /// let tally = Tally()
     /// let maker = EventBus.shared.on(LoginEvent.self).isolated(to: tally)   // …, Tally, EventDelivery.Isolated>
     /// ```
-    public enum Isolated: EventDeliveryStyle {
+    public enum Isolated: EnqueuingDelivery {
         /// An actor-isolated monitor stays on its actor.
         public typealias Monitored = Isolated
     }
@@ -112,3 +112,14 @@ public protocol NonisolatedDelivery: EventDeliveryStyle {}
 /// }
 /// ```
 public protocol MainActorDelivery: EventDeliveryStyle {}
+
+/// A delivery marker whose deliveries may leave the dispatching thread, through the subscription's
+/// mailbox: ``EventDelivery/Queued``, ``EventDelivery/MainActor`` and ``EventDelivery/Isolated``.
+/// Their makers offer ``SubscriberMaker/buffering(_:)``.
+///
+/// ```swift
+/// func latestOnly<D: EnqueuingDelivery>(_ maker: SubscriberMaker<LoginEvent, Never, D>) -> SubscriberMaker<LoginEvent, Never, D> {
+///     maker.buffering(.bufferingNewest(1))
+/// }
+/// ```
+public protocol EnqueuingDelivery: EventDeliveryStyle {}

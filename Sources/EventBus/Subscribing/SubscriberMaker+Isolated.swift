@@ -21,7 +21,7 @@ extension SubscriberMaker where Delivery == EventDelivery.Isolated, Owner: Actor
     public func next(
         file: StaticString = #fileID, line: UInt = #line, _ handler: @escaping @Sendable (isolated Owner, E) -> Void
     ) -> EventToken {
-        register(.actor(.isolated(to: Owner.self, handler)), at: CallSite(fileID: file, line: line))
+        register(.isolated(to: owner, as: Owner.self, handler), at: CallSite(fileID: file, line: line))
     }
 
     /// Registers the throwing `handler`, isolated to the owning actor, as the non-throwing `next`
@@ -44,7 +44,7 @@ extension SubscriberMaker where Delivery == EventDelivery.Isolated, Owner: Actor
         file: StaticString = #fileID, line: UInt = #line,
         _ handler: @escaping @Sendable (isolated Owner, E) throws -> Void
     ) -> EventToken {
-        register(.actor(.isolated(to: Owner.self, handler)), at: CallSite(fileID: file, line: line))
+        register(.isolated(to: owner, as: Owner.self, handler), at: CallSite(fileID: file, line: line))
     }
 
     /// Unavailable: an actor-isolated handler runs on its actor after the dispatch has moved on,
@@ -64,6 +64,6 @@ extension SubscriberMaker where Delivery == EventDelivery.Isolated, Owner: Actor
         file: StaticString = #fileID, line: UInt = #line,
         _ handler: @escaping @Sendable (isolated Owner, E) throws -> EventPropagation
     ) -> EventToken {
-        register(.actor(.isolated(to: Owner.self) { _, _ in }), at: CallSite(fileID: file, line: line))
+        register(.isolated(to: owner, as: Owner.self) { _, _ in }, at: CallSite(fileID: file, line: line))
     }
 }

@@ -255,9 +255,26 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
         return self
     }
 
+    /// Registers `handling` and returns the token, or an inert token if the owner is already gone
+    /// or the event type refuses the subscription.
+    func register(_ handling: Handling<E>, at callSite: CallSite) -> EventToken {
+        let owner = self.owner  // held until registered
+        let made = handling.body(in: bus.core, buffering: options.buffering, replays: options.traits.replaysSticky)
+        guard let body = made else { return .inert }
+        defer { withExtendedLifetime(owner) {} }
+        fileBackPressure(of: body)
+        return register(body: body, at: callSite)
+    }
+
+    /// Files the lane of `body` for ``EventBus/send(_:)`` if it has a back-pressure bound.
+    func fileBackPressure(of body: Body<E>) {
+        guard let lane = body.lane, lane.highWatermark != nil else { return }
+        bus.core.backPressure.add(lane, type: ObjectIdentifier(E.self), keys: options.keys.unique)
+    }
+
     /// Registers `body` and returns the token, or an inert token if the owner is already gone or
     /// the event type refuses the subscription.
-    func register(_ body: Body<E>, at callSite: CallSite) -> EventToken {
+    func register(body: Body<E>, at callSite: CallSite) -> EventToken {
         let traits = options.traits
         let owner = self.owner  // held until registered
         if traits.isOwned && owner == nil { return .inert }
@@ -286,7 +303,7 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     }
 
     /// Registers `handler` to run on `queue`: the queued shape of the plain `register(_:at:)`, which
-    /// is inlined into the caller (this keeps the `Body` out of it).
+    /// is inlined into the caller (this keeps the `Handling` out of it).
     @usableFromInline
     func registerQueued(_ handler: @escaping @Sendable (E) -> Void, on queue: DispatchQueue, at callSite: CallSite)
         -> EventToken
@@ -294,9 +311,9 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
         register(.queue(queue, .event(handler)), at: callSite)
     }
 
-    /// The nonisolated body for `callback`: on the dispatching thread, or on the queue.
-    func body(_ callback: Callback<E>) -> Body<E> {
-        // Not `Optional.map`: a generic call over `Body<E>` looks up its metadata at run time.
+    /// The nonisolated handling of `callback`: on the dispatching thread, or on the queue.
+    func body(_ callback: Callback<E>) -> Handling<E> {
+        // Not `Optional.map`: a generic call over `Handling<E>` looks up its metadata at run time.
         guard let queue = options.queue else { return .immediate(callback) }
         return .queue(queue, callback)
     }

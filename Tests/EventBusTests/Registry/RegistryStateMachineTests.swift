@@ -67,7 +67,8 @@ struct RegistryStateMachineTests {
                     if case .plan = start.route { plan.run(event, key: nil, in: bus.core) }
                     if start.held != 0 {
                         registry.endHolding(
-                            StickyHold(typeID: ObjectIdentifier(E.self), key: nil, sequence: start.held),
+                            StickyHold(
+                                typeID: ObjectIdentifier(E.self), key: nil, sequence: start.held, container: bus.core),
                             received: plan.reached > 0, enqueued: 0)
                     }
                     return (start, found)

@@ -2,36 +2,48 @@ import Dispatch
 
 /// What a subscription does with an event, built by the maker: where the handler runs, and the
 /// handler in the shape `next` or `handle` was given. Only valid pairs exist: a main-actor handler
-/// only ever runs on the main actor, an actor-isolated one on its actor, and only handlers called within the dispatch can stop it
-/// (synchronous ones, and the main-actor `handle` of a main-actor chain, whose posts run on the
-/// main queue).
+/// only ever runs on the main actor, an actor-isolated one on its actor, and only handlers called
+/// within the dispatch can stop it (synchronous ones, and the main-actor `handle` of a main-actor
+/// chain, whose posts run on the main queue).
+///
+/// Every delivery that leaves the dispatching thread goes through a ``MailboxLane`` (DESIGN §15).
 enum Body<E: Sendable>: Sendable {
     /// On the dispatching thread, before `dispatch` returns.
     case immediate(Callback<E>)
-    /// Asynchronously on the queue, in dispatch order when it is serial.
-    case queue(DispatchQueue, Callback<E>)
-    /// On the main actor: at once on the main queue, otherwise enqueued on it in dispatch order.
-    case mainActor(MainActorHandler<E>)
-    /// On the owner, an actor: enqueued in the subscription's mailbox, run there in order.
-    case actor(ActorMailbox<E>)
+    /// Enqueued in the lane's mailbox and run where it drains: a queue (`atQueue`) or an actor
+    /// (`isolated(to:)`).
+    case enqueued(MailboxLane<E>)
+    /// On the main actor: at once on the main queue, otherwise enqueued in the lane (the main
+    /// queue's mailbox) in dispatch order.
+    case mainActor(MainActorHandler<E>, MailboxLane<E>)
+    /// Into a stream's lane, which its consumer takes from; the feed finishes the stream when the
+    /// bus lets go of the subscription.
+    case stream(EventStreamFeed<E>)
 
     /// Whether a delivery made on this thread calls the handler now (rather than enqueueing it).
     var deliversNow: Bool {
         switch self {
         case .immediate: true
-        case .queue: false
+        case .enqueued, .stream: false
         case .mainActor: isOnMainQueue
-        case .actor: false
         }
     }
 
     /// Whether deliveries, and so the owner's last release by the bus, happen on the main queue.
     var runsOnMain: Bool {
         switch self {
-        case .immediate: false
-        case .queue(let queue, _): isMainQueue(queue)
+        case .immediate, .stream: false
+        case .enqueued(let lane): lane.mailbox.runsOnMain
         case .mainActor: true
-        case .actor: false
+        }
+    }
+
+    /// The lane of a body that enqueues, `nil` for a synchronous one.
+    var lane: MailboxLane<E>? {
+        switch self {
+        case .immediate: nil
+        case .enqueued(let lane), .mainActor(_, let lane): lane
+        case .stream(let feed): feed.lane
         }
     }
 }

@@ -18,14 +18,24 @@ final class BusCore: Sendable {
     /// anyway, to do the bookkeeping of them all (their share of the sweep).
     private let idleDispatches = AtomicCounter()
     private static let idleTickInterval = 8
-    /// Deliveries enqueued on a queue or the main queue that have not run yet.
+    /// Deliveries enqueued on a queue, the main queue or an actor that have not run yet.
     let inFlight = InFlightDeliveries()
+    /// The bus's mailboxes by queue and by actor (DESIGN §15).
+    let mailboxes: MailboxDirectory
+    /// The bus's back-pressure lanes, for ``EventBus/send(_:)``.
+    let backPressure = BackPressureRoutes()
+    /// Deliveries dropped by a subscription's bound, from the start (``EventBus/droppedDeliveryCount``).
+    let droppedDeliveries = AtomicCounter()
+    /// Enqueued deliveries that ended without running: their subscription had ended, their owner
+    /// or bus was gone, or their stream was cancelled.
+    let endedUnrunDeliveries = AtomicCounter()
     /// 1 while a context propagator is set (see `BusCore+Context.swift`), else 0: what a delivery
     /// that leaves the dispatching thread reads when no propagator is set. Written under the lock.
     let propagates = AtomicCounter()
 
     init(clock: StickyClock) {
         let registry = Registry(clock: clock)
+        mailboxes = MailboxDirectory(inFlight: inFlight)
         typeSummary = registry.typeSummary
         unhookedTypes = registry.unhookedTypes
         state = Locked(registry)
@@ -139,50 +149,67 @@ final class BusCore: Sendable {
     }
 
     /// `subscribe` with the replay of the kept sticky events (see there).
+    ///
+    /// Nothing is enqueued under the lock (DESIGN §15): enqueueing captures the context (user code)
+    /// and takes the mailbox's lock. A subscription whose replay is enqueued registers *gated*
+    /// (``MailboxLane``): the live deliveries that reach it before its replay is enqueued wait
+    /// behind it.
     @inline(never)
     private func subscribeReplaying<E: Sendable>(
         _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, deliversNow: Bool, bus: EventBus
     ) -> EventToken {
-        let enqueuesReplay = !deliversNow
         let subscribed = withRegistry { registry in
             registry.tick(.subscribe)
-            let subscribed = registry.subscribeReplaying(primary, of: E.self, traits: traits, bus: bus)
-            // Enqueueing runs no user code (the handlers run later, on their queue). What it takes
-            // stays held until its delivery has run: received if the handler ran.
-            if enqueuesReplay, let (node, replay) = subscribed {
-                for entry in replay {
-                    guard entry.takeOnce else {
-                        _ = node.deliver(event: entry.event)
-                        continue
-                    }
-                    let hold = StickyHold(typeID: ObjectIdentifier(E.self), key: entry.key, sequence: entry.sequence)
-                    let outcome = node.deliver(event: entry.event, holding: hold)
-                    registry.endHolding(hold, received: outcome.ranHandler, enqueued: outcome == .enqueued ? 1 : 0)
-                }
-            }
-            return subscribed
+            return registry.subscribeReplaying(primary, of: E.self, traits: traits, bus: bus)
         }
         guard let (node, replay) = subscribed else { return .inert }
-        if !enqueuesReplay {
-            var delivered = 0
-            for entry in replay {
-                let outcome = node.deliver(event: entry.event)
-                // Ended or owner gone: the rest would not be delivered either.
-                guard outcome.isReached else {
-                    if outcome == .ownerGone { reclaim(CollectionOfOne(node.handle)) }
-                    break
-                }
-                delivered += 1
-            }
-            if replay.contains(where: \.takeOnce) {
-                // The first `delivered` entries reached the subscriber; the rest did not.
-                let held = replay.enumerated().lazy.filter(\.element.takeOnce).map {
-                    (key: $0.element.key, sequence: $0.element.sequence, received: $0.offset < delivered)
-                }
-                settleHeld(ObjectIdentifier(E.self), held)
-            }
+        if !deliversNow, let typed = node as? Subscription<E> {
+            enqueueReplay(replay, to: typed)
+        } else {
+            deliverReplay(replay, to: node)
+            // A main-actor subscription made on the main thread replays there, but was gated for
+            // its off-main deliveries: they may run now.
+            (node as? Subscription<E>)?.liftReplayGate()
         }
         return EventToken(node.handle, in: self)
+    }
+
+    /// Enqueues `replay` to `node`'s lane, ahead of its live deliveries; each `.untilDelivered`
+    /// event is held until its delivery is over (received if its handler ran).
+    private func enqueueReplay<E: Sendable>(_ replay: [StickyStore<E>.Entry], to node: Subscription<E>) {
+        let holds = replay.map { entry in
+            entry.takeOnce
+                ? StickyHold(
+                    typeID: ObjectIdentifier(E.self), key: entry.key, sequence: entry.sequence, container: self)
+                : nil
+        }
+        let outcomes = node.enqueueReplay(replay.map(\.event), holds: holds) ?? []
+        for (hold, outcome) in zip(holds, outcomes) {
+            guard let hold else { continue }
+            endHolding(hold, received: outcome.ranHandler, enqueued: outcome == .enqueued ? 1 : 0)
+        }
+    }
+
+    /// Delivers `replay` to `node` on this thread, in order, stopping at the first that does not
+    /// reach it; settles the `.untilDelivered` events it held.
+    private func deliverReplay<E: Sendable>(_ replay: [StickyStore<E>.Entry], to node: SubscriptionNode) {
+        var delivered = 0
+        for entry in replay {
+            let outcome = node.deliver(event: entry.event)
+            // Ended or owner gone: the rest would not be delivered either.
+            guard outcome.isReached else {
+                if outcome == .ownerGone { reclaim(CollectionOfOne(node.handle)) }
+                break
+            }
+            delivered += 1
+        }
+        if replay.contains(where: \.takeOnce) {
+            // The first `delivered` entries reached the subscriber; the rest did not.
+            let held = replay.enumerated().lazy.filter(\.element.takeOnce).map {
+                (key: $0.element.key, sequence: $0.element.sequence, received: $0.offset < delivered)
+            }
+            settleHeld(ObjectIdentifier(E.self), held)
+        }
     }
 
     /// After a synchronous replay that held `.untilDelivered` events of the type `typeID` (see
@@ -203,8 +230,8 @@ final class BusCore: Sendable {
     /// inlined: it is off the plain dispatch path.
     @inline(never)
     // Unmanaged: see `DispatchPlan.hold`.
-    private static func makeHold(_ typeID: ObjectIdentifier, key: String?, sequence: UInt64) -> Unmanaged<StickyHold> {
-        Unmanaged.passRetained(StickyHold(typeID: typeID, key: key, sequence: sequence))
+    private func makeHold(_ typeID: ObjectIdentifier, key: String?, sequence: UInt64) -> Unmanaged<StickyHold> {
+        Unmanaged.passRetained(StickyHold(typeID: typeID, key: key, sequence: sequence, container: self))
     }
 
     /// After a dispatch that held an `.untilDelivered` event: ends `hold` (see
@@ -270,15 +297,21 @@ final class BusCore: Sendable {
         withRegistry { registry in registry.primary(of: subscription) }?.info()
     }
 
-    /// A delivery was enqueued on a queue or the main queue (`EventBusTesting`'s `settle()`);
-    /// returns its ticket for ``deliveryFinished(_:)``.
-    func deliveryEnqueued() -> Bool {
+    /// A delivery was enqueued in a mailbox (`EventBusTesting`'s `settle()`); returns its ticket,
+    /// which the drain finishes (``InFlightDeliveries/finished(_:count:)``).
+    func deliveryEnqueued() -> InFlightTicket {
         inFlight.enqueued()
     }
 
-    /// An enqueued delivery ran (or found its subscription ended).
-    func deliveryFinished(_ ticket: Bool) {
-        inFlight.finished(ticket)
+    /// A subscription's bound dropped a delivery: counted, and traced. No lock held.
+    func noteDropped(from node: SubscriptionNode, type: Any.Type, buffering: EventBuffering) {
+        let total = droppedDeliveries.add(1)
+        trace(.dropped(TraceRecord.Dropped(type: type, subscriptionID: node.id, buffering: buffering, total: total)))
+    }
+
+    /// An enqueued delivery ended without running.
+    func noteEndedUnrun() {
+        endedUnrunDeliveries.add(1)
     }
 
     /// The last handler errors (at most 64) and how many there were in all.
@@ -463,7 +496,7 @@ final class BusCore: Sendable {
                 registry.beginDispatch(event, key: key, request, ticks: ticks, plan: &plan)
             }
             let (reports, held) = (start.reports, start.held)
-            if held != 0 { plan.hold = Self.makeHold(typeID, key: key, sequence: held) }
+            if held != 0 { plan.hold = makeHold(typeID, key: key, sequence: held) }
             var tally = Tally()
             switch start.route {
             case .plan:

@@ -19,15 +19,17 @@ final class InFlightDeliveries: Sendable {
     private let turn = AtomicCounter()
 
     /// Counts a delivery just enqueued; returns its ticket, for ``finished(_:)``.
-    func enqueued() -> Bool {
+    func enqueued() -> InFlightTicket {
         let odd = generation.current & 1 == 1
         count(of: odd).add(1)
-        return odd
+        return odd ? .odd : .even
     }
 
-    /// Uncounts the delivery that `enqueued()` gave `ticket`.
-    func finished(_ ticket: Bool) {
-        count(of: ticket).add(-1)
+    /// Uncounts `count` deliveries that `enqueued()` gave `ticket` (a drain finishes its batch's at
+    /// once).
+    func finished(_ ticket: InFlightTicket, count finished: Int = 1) {
+        guard ticket != .none, finished != 0 else { return }
+        count(of: ticket == .odd).add(-finished)
     }
 
     /// Deliveries enqueued that have not run yet.

@@ -41,13 +41,20 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
     override var delivery: SubscriptionInfo.Delivery {
         switch body {
         case .immediate: .synchronous
-        case .queue(let queue, _): .queue(label: queue.label)
         case .mainActor: .mainActor
-        case .actor(let mailbox): .actor(typeName: String(reflecting: mailbox.actorType))
+        case .stream: .stream
+        case .enqueued(let lane):
+            switch lane.mailbox.target {
+            case .queue(let queue): .queue(label: queue.label)
+            case .actor(let hop): .actor(typeName: String(reflecting: hop.actorType))
+            case .stream: .stream
+            }
         }
     }
 
-    /// Delivers `event` as the body says: now, on its queue, on the main actor, or on its actor.
+    override var lane: MailboxLaneBase? { body.lane }
+
+    /// Delivers `event` as the body says: now, or enqueued in its lane.
     ///
     /// Only the immediate call is made here: the other bodies are delivered in functions of their
     /// own, so that this frame, on the stack while a handler runs (and dispatches again), stays
@@ -56,73 +63,60 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         deliver(event, holding: nil)
     }
 
-    /// ``deliver(_:)``; a delivery it enqueues finishes `hold`, if there is one, when it runs (see
-    /// ``StickyHold``).
+    /// ``deliver(_:)``; a delivery it enqueues finishes `hold`, if there is one, when it is over
+    /// (see ``StickyHold``).
     @inline(__always)
     private func deliver(_ event: E, holding hold: StickyHold?) -> Outcome {
         switch body {
         case .immediate(let callback):
             return call(callback, event)
-        case .queue(let queue, let callback):
-            return enqueue(callback, on: queue, event, holding: hold)
-        case .mainActor(let handler):
-            return deliverOnMainActor(handler, event, holding: hold)
-        case .actor(let mailbox):
-            return mailbox.enqueue(event, holding: hold, for: self)
+        case .enqueued(let lane):
+            return lane.enqueue(event, holding: hold, for: self)
+        case .mainActor(let handler, let lane):
+            return deliverOnMainActor(handler, lane, event, holding: hold)
+        case .stream(let feed):
+            return enqueue(event, into: feed, holding: hold)
         }
     }
 
-    /// Enqueues a delivery on `queue`, which finishes `hold` when it runs.
+    /// Puts `event` into a stream's lane, if the subscription's owner, if any, is alive: a stream
+    /// has no drain that could check it later (as a synchronous handler, it is checked here).
     @inline(never)
-    private func enqueue(_ callback: Callback<E>, on queue: DispatchQueue, _ event: E, holding hold: StickyHold?)
-        -> Outcome
-    {
-        // The owner is checked on the queue, not here: reading it here would retain it on this
-        // thread, where its deinit could then run.
-        guard isLive else { return .ended }
-        let ticket = container.deliveryEnqueued()
-        let context = container.captureContext()
-        queue.async {
-            let outcome = self.container.withContext(context, self.contextDelivery(event)) {
-                self.call(callback, event)
-            }
-            self.finishEnqueued(outcome, holding: hold, ticket)
-        }
-        return .enqueued
+    private func enqueue(_ event: E, into feed: EventStreamFeed<E>, holding hold: StickyHold?) -> Outcome {
+        let owner = isOwned ? heldOwner : nil
+        if isOwned && owner == nil { return .ownerGone }
+        defer { withExtendedLifetime(owner) {} }
+        return feed.lane.enqueue(event, holding: hold, for: self)
     }
 
-    /// Calls a main-actor handler now on the main queue, or enqueues the call there (which
-    /// finishes `hold` when it runs).
+    /// Calls a main-actor handler now on the main queue, or enqueues the call in `lane` (which
+    /// drains on the main queue).
     @inline(never)
-    private func deliverOnMainActor(_ handler: @escaping MainActorHandler<E>, _ event: E, holding hold: StickyHold?)
-        -> Outcome
-    {
+    private func deliverOnMainActor(
+        _ handler: @escaping MainActorHandler<E>, _ lane: MailboxLane<E>, _ event: E, holding hold: StickyHold?
+    ) -> Outcome {
         if isOnMainQueue { return callOnMainQueue(handler, event) }
-        return enqueueOnMain(handler, event, holding: hold)
+        return lane.enqueue(event, holding: hold, for: self)
     }
 
-    /// Enqueues a main-actor delivery on the main queue (after the ones enqueued before it). Only
-    /// liveness is checked here: the owner is read on the main queue. A stop the handler returns
-    /// there is ignored: the dispatch that enqueued it is over.
-    private func enqueueOnMain(_ handler: @escaping MainActorHandler<E>, _ event: E, holding hold: StickyHold?)
-        -> Outcome
-    {
-        guard isLive else { return .ended }
-        let ticket = container.deliveryEnqueued()
-        let context = container.captureContext()
-        DispatchQueue.main.async {
-            let outcome = self.container.withContext(context, self.contextDelivery(event)) {
-                self.callOnMainQueue(handler, event)
-            }
-            self.finishEnqueued(outcome, holding: hold, ticket)
-        }
-        return .enqueued
+    /// Enqueues a replay of `events` (kept sticky events, oldest first; `holds[i]` the hold of
+    /// `events[i]`) ahead of the live deliveries that reached this subscription since it was
+    /// registered (see ``MailboxLane``); `nil` if its body does not enqueue here.
+    func enqueueReplay(_ events: [E], holds: [StickyHold?]) -> [Outcome]? {
+        guard !body.deliversNow, let lane = body.lane else { return nil }
+        return lane.enqueueReplay(events, holds: holds, to: self)
+    }
+
+    /// Lets the live deliveries that waited for a replay made on this thread run (see
+    /// ``MailboxLane``).
+    func liftReplayGate() {
+        _ = body.lane?.enqueueReplay([], holds: [], to: self)
     }
 
     /// Calls a nonisolated callback on this thread if the subscription is live and its owner, if
     /// any, alive (retained for the call).
     @inline(__always)
-    private func call(_ callback: Callback<E>, _ event: E) -> Outcome {
+    func call(_ callback: Callback<E>, _ event: E) -> Outcome {
         guard isLive else { return .ended }
         switch callback {
         case .event(let handler) where !isOwned:
@@ -158,7 +152,7 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
         }
     }
 
-    private func callOnMainQueue(_ handler: @escaping MainActorHandler<E>, _ event: E) -> Outcome {
+    func callOnMainQueue(_ handler: @escaping MainActorHandler<E>, _ event: E) -> Outcome {
         // Checked in release builds too: the bit cast below is sound only on the main queue.
         precondition(isOnMainQueue, "EventBus: a main-actor handler called off the main queue")
         guard isLive else { return .ended }
@@ -177,17 +171,9 @@ final class Subscription<E: Sendable>: SubscriptionNode, @unchecked Sendable {
             switch delivery {
             case .queue(let label): .queue(label: label)
             case .actor(let typeName): .actor(typeName: typeName)
+            case .stream: .stream
             case .mainActor, .synchronous: .mainActor  // a synchronous body never enqueues
             }
         return EventContextDelivery(event, hop: hop, subscriptionID: id)
-    }
-
-    /// After an enqueued delivery ran: a dead owner found there has the subscription reclaimed; the
-    /// `.untilDelivered` event it was enqueued with, if any, is received if the handler ran.
-    /// `ticket`: what counting it as enqueued returned.
-    func finishEnqueued(_ outcome: Outcome, holding hold: StickyHold?, _ ticket: Bool) {
-        if let hold { container.finishHolding(hold, received: outcome.ranHandler) }
-        if outcome == .ownerGone { container.reclaim(CollectionOfOne(handle)) }
-        container.deliveryFinished(ticket)
     }
 }

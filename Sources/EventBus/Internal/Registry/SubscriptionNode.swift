@@ -196,6 +196,10 @@ class SubscriptionNode: @unchecked Sendable {
         preconditionFailure("EventBus: a subscription node without a body")
     }
 
+    /// The lane its deliveries wait in when they leave the dispatching thread; `nil` for a
+    /// synchronous subscription (overridden by ``Subscription``).
+    var lane: MailboxLaneBase? { nil }
+
     /// The subscription's keys, as `ofType` gave them (deduplicated): this primary node's, then its
     /// siblings'; empty for an unkeyed subscription. (`siblings` is not written once the node is
     /// registered, so this needs no lock.)
@@ -210,11 +214,14 @@ class SubscriptionNode: @unchecked Sendable {
         var ownerAlive: Bool?
         if isOwned && (!ownerBelongsToMain || isOnMainQueue) { ownerAlive = owner != nil }
         let ownerTypeName: String? = ownerType.map { String(reflecting: $0) }
+        let lane = self.lane
+        let counts = lane?.counts ?? (pending: 0, dropped: 0)
         return SubscriptionInfo(
             id: id, typeName: eventTypeName(subscribedType), keys: keys,
             delivery: delivery, priority: level.priority, isMonitor: level.isMonitor,
             ownerType: ownerTypeName, isOwnerAlive: ownerAlive,
-            callSite: callSite.description, isInternal: isInternal)
+            callSite: callSite.description, isInternal: isInternal,
+            buffering: lane?.buffering, pendingCount: counts.pending, droppedCount: counts.dropped)
     }
 
     /// Marks this node ended; `true` only for the one call that ended it.

@@ -10,6 +10,8 @@ struct SubscriptionOptions {
     @usableFromInline var keys = SubscriptionKeys()
     /// The `atQueue` queue; `nil` for synchronous or main-actor delivery.
     @usableFromInline var queue: DispatchQueue?
+    /// The `buffering` bound of a delivery that leaves the dispatching thread.
+    @usableFromInline var buffering = EventBuffering.unbounded
     /// The rest: plain values, passed on to the registry and the node without reference counting.
     @usableFromInline var traits = SubscriptionTraits()
 }

@@ -15,6 +15,8 @@ final class StickyHold: @unchecked Sendable {
     let typeID: ObjectIdentifier
     let key: String?
     let sequence: UInt64
+    /// The bus whose store keeps the event: an enqueued delivery finishes the hold there.
+    let container: BusCore
     /// Under the bus lock: the enqueued deliveries not over yet, plus ``unended`` until the holder
     /// ends the hold (so an enqueued delivery that finishes first never brings it to 0).
     var pending = StickyHold.unended
@@ -22,9 +24,10 @@ final class StickyHold: @unchecked Sendable {
     /// Above any number of deliveries one dispatch enqueues.
     static let unended = 1 << 48
 
-    init(typeID: ObjectIdentifier, key: String?, sequence: UInt64) {
+    init(typeID: ObjectIdentifier, key: String?, sequence: UInt64, container: BusCore) {
         self.typeID = typeID
         self.key = key
         self.sequence = sequence
+        self.container = container
     }
 }

@@ -45,7 +45,7 @@ struct MailboxOrderTests {
         let entries = await log.entries
         let firstWrong = Array(zip(entries, expected)).firstIndex { $0 != $1 }
         #expect(entries == expected, "first out of order at \(firstWrong.map(String.init) ?? "-")")
-        tokens.forEach { $0.dispose() }
+        for token in tokens { token.dispose() }
     }
 
     @Test("Two subscriptions on one serial queue and a main-queue pair keep dispatch order across them")
@@ -60,7 +60,7 @@ struct MailboxOrderTests {
         concurrently(1) { _ in for number in 0..<1_000 { bus.dispatch(Tick(number: number)) } }
         #expect(waitUntil { seen.value.count == 2_000 })
         #expect(seen.value == (0..<1_000).flatMap { ["a\($0)", "b\($0)"] })
-        tokens.forEach { $0.dispose() }
+        for token in tokens { token.dispose() }
     }
 
     @Test(

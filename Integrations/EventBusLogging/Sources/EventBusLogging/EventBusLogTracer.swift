@@ -98,6 +98,11 @@ public struct EventBusLogTracer: Sendable {
                 "event.type": "\(hop.typeName)", "chain.node": "\(hop.node)", "chain.depth": "\(hop.depth)",
                 "event.delivered": "\(hop.delivered)", "chain.status": "\(hop.status)",
             ]
+        case .dropped(let drop):
+            return [
+                "subscription.id": "\(drop.subscriptionID)", "event.type": "\(drop.typeName)",
+                "subscription.buffering": "\(drop.buffering)", "event.droppedTotal": "\(drop.total)",
+            ]
         }
     }
 }

@@ -12,6 +12,7 @@ import Foundation
 /// | `dead_events` | counter | `event_type` |
 /// | `handler_errors` | counter | `event_type` |
 /// | `reclaims` | counter (subscriptions whose owner was found gone) | `event_type` |
+/// | `dropped_deliveries` | counter (deliveries a subscription's bound dropped: `EventBuffering`) | `event_type` |
 /// | `enqueued_in_flight` | gauge (`EventBus.enqueuedDeliveryCount`, sampled at each dispatch and by ``sample()``) | none |
 ///
 /// `event_type` is the event's type as `String(reflecting:)` spells it: label values are bounded by
@@ -83,6 +84,8 @@ public final class EventBusMetrics: Sendable {
             metrics(of: failure.typeName).handlerErrors.increment()
         case .ended(let ended) where ended.reason == .ownerGone:
             metrics(of: ended.typeName).reclaims.increment()
+        case .dropped(let drop):
+            metrics(of: drop.typeName).dropped.increment()
         default:
             break
         }
@@ -120,6 +123,7 @@ private struct TypeMetrics: Sendable {
     let deadEvents: Counter
     let handlerErrors: Counter
     let reclaims: Counter
+    let dropped: Counter
 
     init(prefix: String, typeName: String, factory: any MetricsFactory) {
         let type = [("event_type", typeName)]
@@ -131,6 +135,7 @@ private struct TypeMetrics: Sendable {
         deadEvents = Counter(label: "\(prefix).dead_events", dimensions: type, factory: factory)
         handlerErrors = Counter(label: "\(prefix).handler_errors", dimensions: type, factory: factory)
         reclaims = Counter(label: "\(prefix).reclaims", dimensions: type, factory: factory)
+        dropped = Counter(label: "\(prefix).dropped_deliveries", dimensions: type, factory: factory)
     }
 }
 

@@ -66,6 +66,21 @@ struct EventBusMetricsTests {
         token.dispose()
     }
 
+    @Test("deliveries a bounded subscription drops are counted per event type")
+    func droppedDeliveries() throws {
+        let factory = TestMetrics()
+        let bus = EventBus()
+        bus.tracer = EventBusMetrics(bus: bus, factory: factory).tracer
+        let queue = DispatchQueue(label: "metrics.bounded")
+        queue.suspend()
+        let token = bus.on(Ping.self).atQueue(queue).buffering(.bufferingNewest(2)).next { _ in }
+        for _ in 0..<5 { bus.dispatch(Ping()) }
+        #expect(try factory.expectCounter("eventbus.dropped_deliveries", pingType).totalValue == 3)
+        queue.resume()
+        #expect(drain(queue))
+        token.dispose()
+    }
+
     @Test("the in-flight gauge follows the deliveries still waiting on their queue")
     func inFlightGauge() throws {
         let factory = TestMetrics()

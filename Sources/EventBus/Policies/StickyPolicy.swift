@@ -70,7 +70,7 @@ public struct StickyPolicy: Sendable, Equatable, CustomStringConvertible {
     /// when it is enqueued: one whose subscription was disposed, or whose owner is gone, by then
     /// does not count, and a taker that cannot take it after all (disposed, or its owner gone,
     /// before its queue ran) leaves it for the next taker. An event stream
-    /// (``EventBus/events(of:ofType:bufferingPolicy:file:line:)``) receives it when it is yielded
+    /// (``EventBus/events(of:ofType:buffering:file:line:)``) receives it when it is yielded
     /// into the stream's buffer, on the dispatching thread, whether its consumer takes it out later
     /// or not. Like every sticky dispatch, it replaces what was kept for its type and key: once
     /// received, nothing is kept.

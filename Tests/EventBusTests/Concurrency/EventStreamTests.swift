@@ -201,8 +201,8 @@ struct EventStreamTests {
     @Test("bufferingNewest(n) gives a slow consumer the newest n events; bufferingOldest(n) the oldest n")
     func boundedBuffering() async {
         let bus = EventBus()
-        let newest = bus.events(of: Conc.Tick.self, bufferingPolicy: .bufferingNewest(3))
-        let oldest = bus.events(of: Conc.Tick.self, bufferingPolicy: .bufferingOldest(3))
+        let newest = bus.events(of: Conc.Tick.self, buffering: .bufferingNewest(3))
+        let oldest = bus.events(of: Conc.Tick.self, buffering: .bufferingOldest(3))
         for seq in 0..<100 { bus.dispatch(Conc.Tick(seq: seq)) }
         // `consume`: the test lets go of the streams, so each subscription ends with its consumer.
         let newestConsumer = Conc.consume(consume newest, limit: 3)

@@ -259,7 +259,7 @@ struct IsolationAndBridgeBadInputTests {
             bus!.on(Note.self).onMainActor().freeWith(Sentinel()).next { _, _ in mainActorCalls.increment() }
             let stream =
                 round % 2 == 0
-                ? bus!.events(of: Note.self) : bus!.events(of: Note.self, bufferingPolicy: .bufferingNewest(4))
+                ? bus!.events(of: Note.self) : bus!.events(of: Note.self, buffering: .bufferingNewest(4))
             consumers.append(
                 Task {
                     var last = [Int.min, Int.min]

@@ -94,7 +94,7 @@ struct IsolationAndBridgeNoLockTests {
             #expect(MainQueue.drain())
             withExtendedLifetime(owner) {}
         case .streamYieldDropsBufferedEvent:
-            let stream = bus.events(of: Parcel.self, bufferingPolicy: .bufferingNewest(1))
+            let stream = bus.events(of: Parcel.self, buffering: .bufferingNewest(1))
             bus.dispatch(Parcel(payload: DeinitAction { userCode() }))
             bus.dispatch(Parcel(payload: DeinitAction {}))  // drops the first, inside this dispatch
             #expect(outcomes.value.count == 1, "the dropped event was released by the second dispatch")

@@ -110,6 +110,9 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
             storage.append(entry.take()!)
             return record(in: &state, node: node, count: 1, priority: priority)
         }
+        #if DEBUG
+            core.offeredDeliveries.add(1)
+        #endif
         if let dropped { drop(dropped, node: node, wasEnqueued: !droppedNew) }
         return act(on: enqueued)
     }
@@ -202,6 +205,9 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
             while let entry = reversed.popFirst() { storage.prepend(entry) }
             return liftGate(in: &state, node: node, adding: count, priority: priority)
         }
+        #if DEBUG
+            core.offeredDeliveries.add(events.count)
+        #endif
         if let enqueued { _ = act(on: enqueued) }
         // A replay is not bounded: it is what the subscriber asked for, at most the kept events.
         return events.map { _ in .enqueued }

@@ -7,7 +7,8 @@
 // actor that owns its subscription (handlers isolated to it) and an audit task reading an
 // AsyncStream show the Swift concurrency side; a sticky current user, a
 // drawer that stops the back button and an analytics monitor show the delivery policies; a screen
-// tree shows event chains (bubbling, an interceptor, a request, a monitor of a stopped event).
+// tree shows event chains (bubbling, an interceptor, a request, a monitor of a stopped event); a
+// slow writer and a busy screen show flow control (back-pressure, keeping only the newest).
 //
 // Run it with `swift run EventBusDemo`; the printed story is the point.
 
@@ -396,6 +397,69 @@ func seeingChapter(bus: EventBus) {
     stopper.dispose()
 }
 
+// MARK: - Flow control
+
+struct AuditRecord: Event {
+    let id: Int
+}
+
+struct UploadProgress: Event {
+    let percent: Int
+}
+
+/// A slow consumer and a fast producer: the producer's `send` waits while the writer is behind.
+/// A busy screen that wants only the newest progress: older updates are dropped, and counted.
+func flowControlChapter() async {
+    print(
+        "\n10. Flow control: a slow audit writer the producer waits for, and a progress bar that keeps only the newest."
+    )
+    let bus = EventBus()
+    let writer = DispatchQueue(label: "audit-writer")
+    let stored = Locked(0)
+    let writing = bus.on(AuditRecord.self).atQueue(writer)
+        .buffering(.backPressure(highWatermark: 10, limit: 100))
+        .next { _ in
+            usleep(100)  // a slow insert
+            stored.withLock { $0 += 1 }
+        }
+    var mostWaiting = 0
+    for id in 0..<500 {
+        await bus.send(AuditRecord(id: id))  // waits while more than 10 wait for the writer
+        mostWaiting = max(mostWaiting, writing.info?.pendingCount ?? 0)
+    }
+    writer.sync {}
+    print("  500 records sent, \(stored.withLock { $0 }) stored; never more than 11 waiting: \(mostWaiting <= 11)")
+
+    let screen = DispatchQueue(label: "busy-screen")
+    let shown = Locked<[Int]>([])
+    let bar = bus.on(UploadProgress.self).atQueue(screen).buffering(.bufferingNewest(1))
+        .next { progress in shown.withLock { $0.append(progress.percent) } }
+    screen.suspend()  // the screen is busy while the upload reports progress
+    for percent in 0...100 { bus.dispatch(UploadProgress(percent: percent)) }
+    screen.resume()
+    screen.sync {}
+    print(
+        "  The busy screen showed \(shown.withLock { $0 }.map { "\($0)%" }.joined(separator: ", ")); \(bar.info?.droppedCount ?? 0) older updates dropped and counted (the bus: \(bus.droppedDeliveryCount))"
+    )
+    writing.dispose()
+    bar.dispose()
+}
+
+/// A value behind an `NSLock`, for the handlers above (which run on their queues).
+final class Locked<Value>: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only touched in `withLock`, holding `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<R>(_ body: (inout Value) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
+
 // MARK: - The story
 
 let bus = EventBus()
@@ -434,5 +498,6 @@ await swiftConcurrencyChapter(bus: bus)
 deliveryPoliciesChapter()
 try eventChainsChapter()
 seeingChapter(bus: bus)
+await flowControlChapter()
 
 print("\nDone.")

@@ -69,10 +69,12 @@ extension EventBus {
         throw EventBusTestingError(message: message)
     }
 
-    /// Waits until every delivery this bus enqueued on a queue (``SubscriberMaker/atQueue(_:)``)
-    /// or the main actor before the call has run. Deliveries enqueued while it waits are not waited
-    /// for, so it returns under a steady producer too. Checks every millisecond, sleeping in
-    /// between, so that the main actor stays free to run main-actor deliveries.
+    /// Waits until every delivery this bus enqueued on a queue (``SubscriberMaker/atQueue(_:)``),
+    /// the main actor, or an actor (``SubscriberMaker/isolated(to:)``) before the call has run (or
+    /// ended unrun: disposed, owner gone). Deliveries enqueued while it waits are not waited for,
+    /// so it returns under a steady producer too. A stream's buffered events are not waited for:
+    /// its consumer takes them when it will. Checks every millisecond, sleeping in between, so that
+    /// the main actor and the cooperative pool stay free to run the deliveries.
     ///
     /// On Linux, where nothing else drives a test process's queues, call it before asserting what
     /// queued subscribers did. A handler that never returns makes it wait forever: see
@@ -142,6 +144,26 @@ extension EventBus {
         var message = "\(count) handler error\(count == 1 ? "" : "s")"
         message += recent.count < count ? " (the last \(recent.count)):" : ":"
         for error in recent { message += "\n  \(error)" }
+        throw EventBusTestingError(message: message)
+    }
+
+    /// Throws an ``EventBusTestingError`` if a bounded subscription of this bus
+    /// (``SubscriberMaker/buffering(_:)``) dropped a delivery since the bus was made, naming how
+    /// many and the live subscriptions that dropped some.
+    ///
+    /// ```swift
+    /// bus.on(LoginEvent.self).atQueue(.global()).buffering(.bufferingNewest(10)).next { _ in }
+    ///     .disposed(by: bag)
+    /// bus.dispatch(LoginEvent(userID: "42"))
+    /// try bus.requireNoDroppedDeliveries()
+    /// ```
+    public func requireNoDroppedDeliveries() throws {
+        let count = droppedDeliveryCount
+        guard count > 0 else { return }
+        var message = "\(count) deliver\(count == 1 ? "y" : "ies") dropped by a subscription's bound"
+        let dropping = subscriptions.filter { $0.droppedCount > 0 }
+        if !dropping.isEmpty { message += ":" }
+        for info in dropping { message += "\n  \(info)" }
         throw EventBusTestingError(message: message)
     }
 }

@@ -227,6 +227,28 @@ struct EventBusTestingTests {
         }
         token.dispose()
     }
+
+    @Test("requireNoDroppedDeliveries throws once a bounded subscription dropped, naming how many and which")
+    func noDroppedDeliveries() async throws {
+        let bus = EventBus()
+        let queue = DispatchQueue(label: "testing.bounded")
+        queue.suspend()
+        let token = bus.on(LoginEvent.self).atQueue(queue).buffering(.bufferingNewest(1)).next { _ in }
+        bus.dispatch(LoginEvent(userID: "1"))
+        try bus.requireNoDroppedDeliveries()
+        bus.dispatch(LoginEvent(userID: "2"))
+        bus.dispatch(LoginEvent(userID: "3"))
+        do {
+            try bus.requireNoDroppedDeliveries()
+            Issue.record("no error thrown")
+        } catch let error as EventBusTestingError {
+            #expect(error.message.hasPrefix("2 deliveries dropped"))
+            #expect(error.message.contains("newest 1, 1 pending, 2 dropped"), "\(error.message)")
+        }
+        queue.resume()
+        await bus.settle()
+        token.dispose()
+    }
 }
 
 /// `settle`'s edges: cancellation, and the count its timeout error gives.

@@ -19,7 +19,9 @@ struct FlowControlInvariantTests {
         func take() { delivered.increment() }
     }
 
-    @Test("offered = delivered + dropped + pending + ended unrun, with disposes, actor deaths, a cancelled stream and a gone bus")
+    @Test(
+        "offered = delivered + dropped + pending + ended unrun, with disposes, actor deaths, a cancelled stream and a gone bus"
+    )
     func invariant() async {
         let delivered = Shared(0)
         var cores: [BusCore] = []
@@ -71,12 +73,14 @@ struct FlowControlInvariantTests {
             actors[3] = nil
             await consumer.value
             _ = await offThePool { drain(disposer) }
-            let settled = (try? await bus.settleEnqueued(deadline: DispatchTime.now().uptimeNanoseconds + 60_000_000_000)) ?? -1
+            let settled =
+                (try? await bus.settleEnqueued(deadline: DispatchTime.now().uptimeNanoseconds + 60_000_000_000)) ?? -1
             #expect(settled == 0, "every enqueued delivery ran or ended")
             let core = bus.core
             let pending = bus.subscriptions.reduce(0) { $0 + $1.pendingCount }
             offeredTotal += core.offeredDeliveries.current
-            let accounted = delivered.value + core.droppedDeliveries.current + pending + core.endedUnrunDeliveries.current
+            let accounted =
+                delivered.value + core.droppedDeliveries.current + pending + core.endedUnrunDeliveries.current
             #expect(
                 core.offeredDeliveries.current == accounted,
                 "round \(rounds): offered \(core.offeredDeliveries.current), delivered \(delivered.value), dropped \(core.droppedDeliveries.current), pending \(pending), ended unrun \(core.endedUnrunDeliveries.current)"
@@ -85,7 +89,9 @@ struct FlowControlInvariantTests {
             delivered.withLock { $0 = 0 }
             for token in tokens { token.dispose() }
         } while DispatchTime.now().uptimeNanoseconds < deadline
-        print("flow-control invariant: \(rounds) rounds, \(offeredTotal) deliveries offered to 10 subscriptions per round, every one accounted for")
+        print(
+            "flow-control invariant: \(rounds) rounds, \(offeredTotal) deliveries offered to 10 subscriptions per round, every one accounted for"
+        )
     }
 
     @Test("A bus released with deliveries waiting ends them unrun, and counts them")

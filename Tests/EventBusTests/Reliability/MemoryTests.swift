@@ -127,6 +127,48 @@ struct MemoryTests {
         kept.dispose()
     }
 
+    actor Drain {
+        var count = 0
+        func take() { count += 1 }
+    }
+
+    @Test(
+        "a 1,000,000-event backlog's memory comes back as it drains, while the subscriptions live: a queue, an actor, a stream",
+        .enabled(
+            if: environmentFlag("EVENTBUS_MEMORY_TEST") && !underAddressSanitizer && residentBytes() != nil,
+            "resident memory is per process: runs alone with EVENTBUS_MEMORY_TEST=1 (CI's memory stage), not under ASan"
+        )
+    )
+    func backlogComesBack() async throws {
+        let count = environmentInt("EVENTBUS_MEMORY_BACKLOG") ?? 1_000_000
+        let bus = EventBus()
+        let queue = DispatchQueue(label: "memory.backlog")
+        let drain = Drain()
+        let delivered = Shared(0)
+        let onQueue = bus.on(Cycle.self).atQueue(queue).next { _ in delivered.increment() }
+        let onActor = bus.on(Cycle.self).isolated(to: drain).next { drain, _ in drain.take() }
+        let stream = bus.events(of: Cycle.self)
+        var iterator = stream.makeAsyncIterator()
+        let baseline = try #require(trimmedResidentBytes())
+        queue.suspend()
+        await offThePool { for _ in 0..<count { bus.dispatch(Cycle()) } }
+        let peak = residentBytes() ?? 0
+        queue.resume()
+        for _ in 0..<count { _ = await iterator.next() }
+        #expect(await waitUntil(timeout: actorTimeout) { delivered.value == count && bus.enqueuedDeliveryCount == 0 })
+        #expect(await drain.count == count)
+        let after = try #require(trimmedResidentBytes())
+        let growth = after - baseline
+        print(
+            "memory: a backlog of \(count) events to a queue, an actor and a stream: RSS baseline \(baseline >> 10) KiB, "
+                + "peak +\((peak - baseline) >> 10) KiB, drained +\(growth >> 10) KiB (limit 8192 KiB)"
+        )
+        #expect(growth <= 8 << 20, "resident memory is \(growth >> 10) KiB above the baseline after the backlog drained")
+        onQueue.dispose()
+        onActor.dispose()
+        withExtendedLifetime(stream) {}
+    }
+
     /// The resident set size once the allocator has given free memory back to the system (glibc
     /// keeps it otherwise; elsewhere, as it is).
     private func trimmedResidentBytes() -> Int? {

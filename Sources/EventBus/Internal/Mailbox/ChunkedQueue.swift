@@ -78,6 +78,26 @@ final class ChunkedQueue<Element: ~Copyable> {
         return element
     }
 
+    /// Moves the front element to `destination` (uninitialized memory); the queue must not be
+    /// empty. Unlike ``popFirst()``, it names no `Optional` of the element: in unspecialized generic
+    /// code, that would look its type up at run time on every call.
+    func moveFirst(to destination: UnsafeMutablePointer<Element>) {
+        let head = head.unsafelyUnwrapped
+        destination.moveInitialize(from: head.base + head.start, count: 1)
+        head.start += 1
+        count -= 1
+        if head.start == head.end { retire(head) }
+    }
+
+    /// Destroys the front element; the queue must not be empty.
+    func removeFirst() {
+        let head = head.unsafelyUnwrapped
+        (head.base + head.start).deinitialize(count: 1)
+        head.start += 1
+        count -= 1
+        if head.start == head.end { retire(head) }
+    }
+
     /// Calls `body` with the front element, in place (`nil`-free: only when there is one).
     func withFirst<R>(_ body: (inout Element) -> R) -> R? {
         guard let head else { return nil }

@@ -11,6 +11,13 @@
 /// few deliveries out under the lock and runs them outside it, each only if the subscription is
 /// still live and its owner alive.
 ///
+/// **Unspecialized code.** The library's generic code runs unspecialized for the app's event types,
+/// where naming a type made from `E` (an `Optional<E>`, a struct or enum generic over it) looks its
+/// metadata up at run time. The enqueue and drain paths name none: events and receipts wait in two
+/// queues kept in step (`ChunkedQueue<E>`, whose element is the lane's own parameter, and
+/// `ChunkedQueue<DeliveryReceipt>`, concrete), moved through pointers, and what an enqueue decided
+/// is a concrete ``LaneAction``.
+///
 /// **A replaying subscription** is made *gated*: until its replay is enqueued, live deliveries
 /// wait in its storage with no run in the mailbox (the drain cannot run them); the replay is put
 /// before them, then one run covers both. The replay is enqueued after the bus's lock is released,
@@ -33,7 +40,9 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
     }
 
     let runner: Runner
-    private var storage = ChunkedQueue<MailboxEntry<E>>()
+    /// The events waiting, oldest first, and their receipts, in step.
+    private var events = ChunkedQueue<E>()
+    private var receipts = ChunkedQueue<DeliveryReceipt>()
     /// Deliveries a `bufferingNewest` bound dropped from the front whose runs are still in the
     /// mailbox's order: the drain skips that many of this lane's run counts.
     private var skipped = 0
@@ -60,7 +69,7 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
         return .isolated { owner, event in try nonisolated(unsafeDowncast(owner, to: A.self), event) }
     }
 
-    override var pendingCount: Int { storage.count }
+    override var pendingCount: Int { events.count }
 
     private var isStream: Bool {
         if case .stream = runner { return true }
@@ -69,15 +78,6 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
 
     // MARK: Enqueue
 
-    /// What an enqueue did, decided under the lock.
-    private enum Enqueued {
-        case enqueued
-        case startDrain(TaskPriority?)
-        case escalate(TaskPriority)
-        case wake(CheckedContinuation<Void, Never>)
-        case dropped
-    }
-
     /// Enqueues a delivery of `event` to `node` (whose `.untilDelivered` hold, if any, it finishes
     /// when it is over), applying the bound. Returns `.enqueued`, or `.ended` if the subscription
     /// has ended or the bound dropped the event. No lock held; runs the context propagator's
@@ -85,36 +85,34 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
     func enqueue(_ event: E, holding hold: StickyHold?, for node: SubscriptionNode) -> Outcome {
         guard node.isLive else { return .ended }
         let core = node.container
-        let context = core.captureContext()
         let priority = mailbox.tracksPriority ? Task.currentPriority : nil
-        var entry: MailboxEntry<E>? = MailboxEntry(
-            event: event,
-            receipt: DeliveryReceipt(
-                hold: hold, context: context, ticket: isStream ? .none : core.deliveryEnqueued()))
-        var dropped: MailboxEntry<E>?
-        var droppedNew = false
-        let enqueued = mailbox.withState { state -> Enqueued in
-            if let drop = dropsOnEnqueue() {
-                if drop { dropped = entry.take() } else { dropped = storage.popFirst() }
+        var receipt: DeliveryReceipt? = DeliveryReceipt(
+            hold: hold, context: core.captureContext(), ticket: isStream ? .none : core.deliveryEnqueued())
+        var dropped: DeliveryReceipt?
+        let action = mailbox.withState { state -> LaneAction in
+            if let dropsNew = dropsOnEnqueue() {
                 droppedCount += 1
-                // The oldest had a run in the mailbox's order, or, gated, was counted as held.
-                if !drop && !isStream {
-                    if let held = gated { gated = held - 1 } else { skipped += 1 }
-                }
-                if drop {
-                    droppedNew = true
+                if dropsNew {
+                    dropped = receipt.take()
                     return .dropped
                 }
+                events.removeFirst()
+                dropped = receipts.popFirst()
+                // The oldest had a run in the mailbox's order, or, gated, was counted as held.
+                if !isStream {
+                    if let held = gated { gated = held - 1 } else { skipped += 1 }
+                }
             }
-            // `entry` is set: it was taken only above, for a drop, which returned.
-            storage.append(entry.take()!)
+            events.append(event)
+            // `receipt` is set: it was taken only above, for a drop, which returned.
+            receipts.append(receipt.take()!)
             return record(in: &state, node: node, count: 1, priority: priority)
         }
         #if DEBUG
             core.offeredDeliveries.add(1)
         #endif
-        if let dropped { drop(dropped, node: node, wasEnqueued: !droppedNew) }
-        return act(on: enqueued)
+        if let dropped { drop(dropped, node: node, wasEnqueued: action != .dropped) }
+        return act(on: action)
     }
 
     /// Under the lock, before appending: `nil` to append; `true` to drop the new delivery; `false`
@@ -123,10 +121,10 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
         switch buffering.kind {
         case .unbounded: return nil
         case .newest(let limit):
-            guard storage.count >= limit else { return nil }
+            guard events.count >= limit else { return nil }
             return limit == 0
         case .oldest(let limit), .backPressure(_, let limit):
-            return storage.count >= limit ? true : nil
+            return events.count >= limit ? true : nil
         }
     }
 
@@ -134,11 +132,11 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
     /// order (or, gated, only counts them) and says what to do after unlocking.
     private func record(
         in state: inout Mailbox.State, node: SubscriptionNode, count: Int, priority: TaskPriority?
-    ) -> Enqueued {
+    ) -> LaneAction {
         if isStream {
             guard let consumer else { return .enqueued }
             self.consumer = nil
-            return .wake(consumer)
+            return .wake(ConsumerWakeUp(continuation: consumer))
         }
         if let gated {
             self.gated = gated + count
@@ -157,12 +155,12 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
     }
 
     /// After unlocking: starts the drain, raises its priority, or wakes the stream's consumer.
-    private func act(on enqueued: Enqueued) -> Outcome {
-        switch enqueued {
+    private func act(on action: LaneAction) -> Outcome {
+        switch action {
         case .enqueued: break
         case .startDrain(let priority): mailbox.startDrain(priority: priority)
         case .escalate(let priority): mailbox.escalate(to: priority)
-        case .wake(let consumer): consumer.resume()
+        case .wake(let consumer): consumer.continuation.resume()
         case .dropped: return .ended
         }
         return .enqueued
@@ -172,9 +170,9 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
     /// `.untilDelivered` event stays kept), and the count and trace of the drop. `wasEnqueued`: it
     /// waited (the oldest, dropped for a new one); otherwise it was the new one, which its dispatch
     /// counts as not enqueued.
-    private func drop(_ entry: consuming MailboxEntry<E>, node: SubscriptionNode, wasEnqueued: Bool) {
-        node.container.inFlight.finished(entry.receipt.ticket)
-        if wasEnqueued { entry.receipt.finish(ranHandler: false) } else { entry.receipt.abandon() }
+    private func drop(_ receipt: consuming DeliveryReceipt, node: SubscriptionNode, wasEnqueued: Bool) {
+        node.container.inFlight.finished(receipt.ticket)
+        if wasEnqueued { receipt.finish(ranHandler: false) } else { receipt.abandon() }
         node.container.noteDropped(from: node, type: E.self, buffering: buffering)
     }
 
@@ -193,17 +191,16 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
         let context = events.isEmpty ? nil : core.captureContext()
         // Last event first: prepended in that order, the replay keeps its order, ahead of the
         // live deliveries.
-        let reversed = ChunkedQueue<MailboxEntry<E>>()
-        for (event, hold) in zip(events, holds).reversed() {
+        let reversed = ChunkedQueue<DeliveryReceipt>()
+        for hold in holds.reversed() {
             let ticket = isStream ? InFlightTicket.none : core.deliveryEnqueued()
-            reversed.append(
-                MailboxEntry(event: event, receipt: DeliveryReceipt(hold: hold, context: context, ticket: ticket)))
+            reversed.append(DeliveryReceipt(hold: hold, context: context, ticket: ticket))
         }
         let priority = mailbox.tracksPriority ? Task.currentPriority : nil
-        let enqueued = mailbox.withState { state -> Enqueued? in
-            let count = reversed.count
-            while let entry = reversed.popFirst() { storage.prepend(entry) }
-            return liftGate(in: &state, node: node, adding: count, priority: priority)
+        let enqueued = mailbox.withState { state -> LaneAction? in
+            for event in events.reversed() { self.events.prepend(event) }
+            while let receipt = reversed.popFirst() { receipts.prepend(receipt) }
+            return liftGate(in: &state, node: node, adding: events.count, priority: priority)
         }
         #if DEBUG
             core.offeredDeliveries.add(events.count)
@@ -217,7 +214,7 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
     /// held back as one run.
     private func liftGate(
         in state: inout Mailbox.State, node: SubscriptionNode, adding replayed: Int = 0, priority: TaskPriority? = nil
-    ) -> Enqueued? {
+    ) -> LaneAction? {
         let held = gated ?? 0
         gated = nil
         guard held + replayed > 0 else { return nil }
@@ -231,31 +228,38 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
     ) -> (consumed: Int, next: (MailboxLaneBase, SubscriptionNode)?) {
         // The lane's node is a `Subscription<E>`: only `Subscription` makes lanes of `E`.
         let node = unsafeDowncast(node, to: Subscription<E>.self)
-        return withUnsafeTemporaryAllocation(of: MailboxEntry<E>.self, capacity: Mailbox.segmentLimit) { buffer in
-            var resumed: [CheckedContinuation<Void, Never>] = []
-            let (taken, consumed, next) = mailbox.withState { state in
-                let (taken, consumed) = takeSegment(from: &state, into: buffer, limit: limit)
-                resumed = sendersToResume()
-                return (taken, consumed, state.order.withFirst { ($0.lane, $0.node) })
+        return withUnsafeTemporaryAllocation(of: E.self, capacity: Mailbox.segmentLimit) { taken in
+            withUnsafeTemporaryAllocation(of: DeliveryReceipt.self, capacity: Mailbox.segmentLimit) { receipts in
+                var resumed: [CheckedContinuation<Void, Never>] = []
+                let (count, consumed, next) = mailbox.withState { state in
+                    let (count, consumed) = takeSegment(from: &state, into: taken, receipts, limit: limit)
+                    resumed = sendersToResume()
+                    return (count, consumed, state.order.withFirst { ($0.lane, $0.node) })
+                }
+                for sender in resumed { sender.resume() }
+                run(count, taken, receipts, to: node, tickets: &tickets)
+                return (consumed, next)
             }
-            for sender in resumed { sender.resume() }
-            run(taken, from: buffer, to: node, tickets: &tickets)
-            return (consumed, next)
         }
     }
 
     /// Under the lock: moves up to a segment of this lane's deliveries (the front run's, at most
-    /// `limit`) into `buffer`, skipping those a bound dropped, and pops the run when it is done.
-    /// Returns how many it moved, and how many of the run's count it consumed (skips included).
+    /// `limit`) into `events` and `receipts`, skipping those a bound dropped, and pops the run when
+    /// it is done. Returns how many it moved, and how many of the run's count it consumed (skips
+    /// included).
     private func takeSegment(
-        from state: inout Mailbox.State, into buffer: UnsafeMutableBufferPointer<MailboxEntry<E>>, limit: Int
+        from state: inout Mailbox.State, into events: UnsafeMutableBufferPointer<E>,
+        _ receipts: UnsafeMutableBufferPointer<DeliveryReceipt>, limit: Int
     ) -> (taken: Int, consumed: Int) {
         let counts = state.order.withFirst { run -> (Int, Int) in
             let skipping = min(skipped, run.count)
             skipped -= skipping
             run.count -= skipping
-            let taken = min(run.count, buffer.count, storage.count, max(1, limit))
-            for index in 0..<taken { (buffer.baseAddress! + index).initialize(to: storage.popFirst()!) }
+            let taken = min(run.count, events.count, self.events.count, max(1, limit))
+            for index in 0..<taken {
+                self.events.moveFirst(to: events.baseAddress.unsafelyUnwrapped + index)
+                self.receipts.moveFirst(to: receipts.baseAddress.unsafelyUnwrapped + index)
+            }
             run.count -= taken
             return (taken, skipping + taken)
         }
@@ -267,29 +271,31 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
         return (taken, consumed)
     }
 
-    /// Runs the `count` deliveries in `buffer` (moving them out), each if `node` is still live and
-    /// its owner alive, with its dispatcher's context restored; finishes every receipt, and
-    /// reclaims the subscription once if its owner was found gone.
+    /// Runs the `count` deliveries in `events` and `receipts` (moving them out), each if `node` is
+    /// still live and its owner alive, with its dispatcher's context restored; finishes every
+    /// receipt, and reclaims the subscription once if its owner was found gone.
     private func run(
-        _ count: Int, from buffer: UnsafeMutableBufferPointer<MailboxEntry<E>>, to node: Subscription<E>,
-        tickets: inout TicketTally
+        _ count: Int, _ events: UnsafeMutableBufferPointer<E>, _ receipts: UnsafeMutableBufferPointer<DeliveryReceipt>,
+        to node: Subscription<E>, tickets: inout TicketTally
     ) {
         guard count > 0 else { return }
         var ownerGone = false
         // An actor owner is loaded once for the segment (the drain runs isolated to it).
         let owner: AnyObject? = if case .isolated = runner { node.owner } else { nil }
         for index in 0..<count {
-            let entry = (buffer.baseAddress! + index).move()
-            tickets.add(entry.receipt.ticket)
+            let event = events.baseAddress.unsafelyUnwrapped + index
+            let receipt = (receipts.baseAddress.unsafelyUnwrapped + index).move()
+            tickets.add(receipt.ticket)
             var outcome = Outcome.ended
             if node.isLive {
-                outcome = node.container.withContext(entry.receipt.context, node.contextDelivery(entry.event)) {
-                    call(entry.event, node: node, owner: owner)
+                outcome = node.container.withContext(receipt.context, node.contextDelivery(event.pointee)) {
+                    call(event.pointee, node: node, owner: owner)
                 }
             }
+            event.deinitialize(count: 1)
             if outcome == .ownerGone { ownerGone = true }
             if !outcome.ranHandler { node.container.noteEndedUnrun() }
-            entry.receipt.finish(ranHandler: outcome.ranHandler)
+            receipt.finish(ranHandler: outcome.ranHandler)
         }
         if ownerGone { node.container.reclaim(CollectionOfOne(node.handle)) }
     }
@@ -325,7 +331,9 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
             var entry: MailboxEntry<E>?
             var resumed: [CheckedContinuation<Void, Never>] = []
             let (took, finished) = mailbox.withState { _ in
-                entry = storage.popFirst()
+                if let event = events.popFirst(), let receipt = receipts.popFirst() {
+                    entry = MailboxEntry(event: event, receipt: receipt)
+                }
                 let took = entry != nil
                 if took { resumed = sendersToResume() }
                 return (took, isFinished)
@@ -342,7 +350,7 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let waits = mailbox.withState { _ in
-                    guard storage.isEmpty, !isFinished, !Task.isCancelled else { return false }
+                    guard events.isEmpty, !isFinished, !Task.isCancelled else { return false }
                     consumer = continuation
                     return true
                 }
@@ -371,17 +379,38 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
     /// Ends a cancelled stream's buffered deliveries unrun (counted) and frees their storage: the
     /// storage is swapped out under the lock (O(1)) and emptied after.
     func discardStream(of core: BusCore) {
-        var discarded = ChunkedQueue<MailboxEntry<E>>()
+        var discardedEvents = ChunkedQueue<E>()
+        var discardedReceipts = ChunkedQueue<DeliveryReceipt>()
         let resumed = mailbox.withState { _ in
             isFinished = true
             isClosed = true
-            swap(&storage, &discarded)
+            swap(&events, &discardedEvents)
+            swap(&receipts, &discardedReceipts)
             return sendersToResume()
         }
         for sender in resumed { sender.resume() }
-        while let entry = discarded.popFirst() {
+        withExtendedLifetime(discardedEvents) {}
+        while let receipt = discardedReceipts.popFirst() {
             core.noteEndedUnrun()
-            entry.receipt.finish(ranHandler: false)
+            receipt.finish(ranHandler: false)
         }
     }
+}
+
+/// What an enqueue decided under the lock, for after unlocking (not nested in the generic lane:
+/// a type nested there is generic too, and looked up at run time in unspecialized code).
+enum LaneAction: Equatable {
+    case enqueued
+    case startDrain(TaskPriority?)
+    case escalate(TaskPriority)
+    case wake(ConsumerWakeUp)
+    case dropped
+}
+
+/// A stream consumer's continuation, for ``LaneAction/wake(_:)`` (equal to any other: the action
+/// is compared only with `.dropped`).
+struct ConsumerWakeUp: Equatable {
+    let continuation: CheckedContinuation<Void, Never>
+
+    static func == (_: Self, _: Self) -> Bool { true }
 }

@@ -171,6 +171,7 @@ private func measure(_ contender: OffThreadContender, _ options: OffThreadOption
         countdown.wait()
         figures.running = Double(now() - start) / Double(events)
         subject.tearDown()
+        settleFrees()
     }
     if contender.modes.contains(.latency) {
         let subject = contender.make(OffThreadSetup(countdown: countdown, held: false, capacity: 1))

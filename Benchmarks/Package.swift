@@ -8,6 +8,7 @@ import PackageDescription
 //     ./check-allocations.sh                       # the allocation gate CI runs
 //     ./instructions.sh                            # instructions per operation (callgrind)
 //     swift run -c release EventBusLatency         # worst single operation at 1M subscriptions
+//     swift run -c release EventBusMailbox         # off-thread deliveries beside the peers (issue 41)
 //     ./chart.py                                   # publish-cost chart from a run
 let package = Package(
     name: "EventBusBenchmarks",
@@ -16,15 +17,25 @@ let package = Package(
         .package(name: "EventBus", path: "../"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/OpenCombine/OpenCombine", exact: "0.14.0"),
+        // AsyncChannel, a peer of the off-thread deliveries (Scenarios/OffThread.swift).
+        .package(url: "https://github.com/apple/swift-async-algorithms", exact: "1.1.4"),
     ],
     targets: [
-        // The scenarios, one definition shared by both executables below.
+        // What the off-thread scenarios read from the allocator (mallinfo2, the interposer's count).
+        .target(
+            name: "HeapProbe",
+            path: "Benchmarks/HeapProbe",
+            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
+        ),
+        // The scenarios, one definition shared by the executables below.
         .target(
             name: "Scenarios",
             dependencies: [
+                "HeapProbe",
                 .product(name: "EventBus", package: "EventBus"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
             ],
             path: "Benchmarks/Scenarios"
         ),
@@ -49,6 +60,14 @@ let package = Package(
             name: "EventBusLatency",
             dependencies: [.product(name: "EventBus", package: "EventBus")],
             path: "Benchmarks/Tools/EventBusLatency"
+        ),
+        // Off-thread deliveries (atQueue, isolated(to:), events(of:), onMainActor) beside
+        // DispatchQueue, AsyncStream, AsyncChannel, a Task per event and a bare ring: a backlog's
+        // cost and memory per event, an idle consumer's latency, the heap after a burst drains.
+        .executableTarget(
+            name: "EventBusMailbox",
+            dependencies: ["Scenarios"],
+            path: "Benchmarks/Tools/EventBusMailbox"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -38,7 +38,11 @@ let benchmarks: @Sendable () -> Void = {
                 maxIterations: 2_000,
                 thresholds: mallocTolerance(for: scenario.name)
             ),
-            closure: { benchmark in box.workload!.run(benchmark.scaledIterations.count) },
+            closure: { benchmark in
+                box.workload!.run(benchmark.scaledIterations.count)
+                benchmark.stopMeasurement()
+                box.workload!.settle()  // a backlog's drain, unmeasured
+            },
             setup: { box.workload = scenario.makeWorkload() },
             teardown: {
                 box.workload?.tearDown()

@@ -10,8 +10,9 @@
 
 import EventBus
 
-/// The actor every contender delivers to: the handler body is the shared sink.
-private actor Consumer {
+/// The actor every contender delivers to: the handler body is the shared sink. The off-thread
+/// scenarios (OffThread.swift) deliver to it too, and hold it with `hold(_:)`.
+actor Consumer {
     let sink = Sink()
     let countdown: Countdown
 
@@ -21,6 +22,10 @@ private actor Consumer {
         sink.take(value)
         countdown.tick()
     }
+
+    /// Keeps the actor busy until `gate` opens, so that what is sent to it waits (a backlog).
+    /// Blocks one thread of the cooperative pool meanwhile.
+    func hold(_ gate: Gate) { gate.block() }
 }
 
 func actorScenarios() -> [Scenario] {

@@ -29,15 +29,23 @@ public struct Scenario: Sendable {
 /// A scenario's state, ready to perform operations.
 public final class Workload {
     private let body: (Int) -> Void
+    private let after: () -> Void
     private let finish: () -> Void
 
-    init(finish: @escaping () -> Void = {}, _ body: @escaping (Int) -> Void) {
+    /// `settle` is what a run leaves to be done unmeasured before the next: the backlog scenarios
+    /// (OffThread.swift) measure the enqueue alone and let their consumer drain in it.
+    init(settle: @escaping () -> Void = {}, finish: @escaping () -> Void = {}, _ body: @escaping (Int) -> Void) {
         self.body = body
+        self.after = settle
         self.finish = finish
     }
 
     /// Performs `operations` operations (publishes, subscribe+dispose pairs, ...).
     public func run(_ operations: Int) { body(operations) }
+
+    /// Does, unmeasured, what the last `run` left (a backlog scenario's drain); call it after
+    /// each run, outside the measured region.
+    public func settle() { after() }
 
     /// Releases what the scenario holds outside itself (observers on the main actor, tasks).
     public func tearDown() { finish() }
@@ -46,7 +54,8 @@ public final class Workload {
 /// Every scenario, in report order.
 public let allScenarios: [Scenario] =
     publishScenarios() + keyedScenarios() + subscribeScenarios() + ownerChurnScenarios()
-    + enqueuedScenarios() + actorScenarios() + contentionScenarios() + policyScenarios() + chainScenarios()
+    + enqueuedScenarios() + actorScenarios() + backlogScenarios() + contentionScenarios() + policyScenarios()
+    + chainScenarios()
 
 // MARK: - What every contender shares
 
@@ -108,13 +117,18 @@ final class Countdown: @unchecked Sendable {
     // enqueued (happens-before through the queue) and then only by the one serial consumer.
     private var remaining = 0
     private let done = DispatchSemaphore(value: 0)
+    /// When the last delivery was counted (`DispatchTime` nanoseconds): read after `wait()`.
+    private(set) var finishedAt: UInt64 = 0
 
     func arm(_ count: Int) { remaining = count }
 
     @inline(__always)
     func tick() {
         remaining -= 1
-        if remaining == 0 { done.signal() }
+        if remaining == 0 {
+            finishedAt = DispatchTime.now().uptimeNanoseconds
+            done.signal()
+        }
     }
 
     func wait() { done.wait() }

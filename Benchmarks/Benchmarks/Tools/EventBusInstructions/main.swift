@@ -34,7 +34,9 @@ func main(_ arguments: [String]) {
     }
     let workload = scenario.makeWorkload()
     workload.run(min(operations, 1_000))  // steady state: snapshots built, caches and pools warm
+    workload.settle()
     measured(workload, operations)
+    workload.settle()
     workload.tearDown()
 }
 

@@ -22,8 +22,9 @@ final class ChunkedQueue<Element: ~Copyable> {
         }
     }
 
-    /// Elements per chunk: about 4 KiB of them, at least 16.
-    static var chunkCapacity: Int { max(16, 4096 / max(1, MemoryLayout<Element>.stride)) }
+    /// Elements per chunk: about 4 KiB of them, at least 16 (computed once: in unspecialized
+    /// generic code, the element's layout is read at run time).
+    private let chunkCapacity = max(16, 4096 / max(1, MemoryLayout<Element>.stride))
 
     private var head: Chunk?
     private var tail: Chunk?
@@ -38,7 +39,7 @@ final class ChunkedQueue<Element: ~Copyable> {
 
     /// Appends `element` at the back.
     func append(_ element: consuming Element) {
-        if let tail, tail.end < Self.chunkCapacity {
+        if let tail, tail.end < chunkCapacity {
             (tail.base + tail.end).initialize(to: element)
             tail.end += 1
         } else {
@@ -57,7 +58,7 @@ final class ChunkedQueue<Element: ~Copyable> {
             head.start -= 1
             (head.base + head.start).initialize(to: element)
         } else {
-            let capacity = Self.chunkCapacity
+            let capacity = chunkCapacity
             let chunk = takeChunk(startingAt: capacity)
             chunk.start = capacity - 1
             (chunk.base + chunk.start).initialize(to: element)
@@ -122,7 +123,7 @@ final class ChunkedQueue<Element: ~Copyable> {
 
     /// The spare chunk, or a new one, empty at `index`.
     private func takeChunk(startingAt index: Int) -> Chunk {
-        let chunk = spare ?? Chunk(capacity: Self.chunkCapacity)
+        let chunk = spare ?? Chunk(capacity: chunkCapacity)
         spare = nil
         chunk.start = index
         chunk.end = index

@@ -53,18 +53,21 @@ final class Mailbox: @unchecked Sendable {
         /// concurrent queue, or for a gone actor): the running one runs again instead.
         var running = false
         var rerun = false
-        /// The highest priority of the deliveries waiting (actor targets only).
-        var waitingPriority: TaskPriority?
+        /// The highest priority of the deliveries waiting (actor targets only), as a
+        /// ``TaskPriority``'s raw value, 0 for none. (Not a `TaskPriority`: its layout is resilient,
+        /// and every enum or optional holding one goes through runtime witnesses.)
+        var waitingPriority: UInt8 = 0
         /// The drain task under way and its priority (actor targets only), to escalate it.
         var drainTask: Task<Void, Never>?
-        var drainPriority: TaskPriority?
+        var drainPriority: UInt8 = 0
 
-        /// Under the lock, after an enqueue: whether to schedule a drain, and at which priority.
-        mutating func schedulesDrain() -> TaskPriority?? {
+        /// Under the lock, after an enqueue: `nil` if a drain is already scheduled; otherwise the
+        /// priority to schedule one at (0: unspecified).
+        mutating func schedulesDrain() -> UInt8? {
             guard !scheduled else { return nil }
             scheduled = true
-            defer { waitingPriority = nil }
-            return .some(waitingPriority)
+            defer { waitingPriority = 0 }
+            return waitingPriority
         }
     }
 
@@ -115,12 +118,14 @@ final class Mailbox: @unchecked Sendable {
     }
 
     /// Schedules a drain (the caller set `scheduled` under the lock) at `priority` (actors only).
-    func startDrain(priority: TaskPriority?) {
+    func startDrain(priority: UInt8) {
         switch target {
         case .queue(let queue):
             queue.async { self.drain() }
         case .actor(let hop):
-            let task = Task.detached(priority: priority) { await hop.run { self.drain() } }
+            let task = Task.detached(priority: priority == 0 ? nil : TaskPriority(rawValue: priority)) {
+                await hop.run { self.drain() }
+            }
             withState { state in
                 state.drainTask = task
                 state.drainPriority = priority
@@ -131,15 +136,15 @@ final class Mailbox: @unchecked Sendable {
     }
 
     /// Raises the scheduled or running drain's priority to `priority` if it is lower (actors).
-    func escalate(to priority: TaskPriority) {
+    func escalate(to priority: UInt8) {
         let task: Task<Void, Never>? = withState { state in
-            guard let task = state.drainTask, let running = state.drainPriority, running < priority else { return nil }
+            guard let task = state.drainTask, state.drainPriority < priority else { return nil }
             state.drainPriority = priority
             return task
         }
         guard let task else { return }
         if #available(macOS 26, iOS 26, watchOS 26, tvOS 26, visionOS 26, *) {
-            task.escalatePriority(to: priority)
+            task.escalatePriority(to: TaskPriority(rawValue: priority))
         }
     }
 
@@ -173,10 +178,10 @@ final class Mailbox: @unchecked Sendable {
             }
         }
         tickets.finish(in: inFlight)
-        let next: TaskPriority?? = withState { state in
+        let next: UInt8? = withState { state in
             state.running = false
             state.drainTask = nil
-            state.drainPriority = nil
+            state.drainPriority = 0
             return state.queued > 0 ? state.schedulesDrain() : nil
         }
         if let priority = next { startDrain(priority: priority) }

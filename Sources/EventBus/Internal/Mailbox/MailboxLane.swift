@@ -23,7 +23,8 @@
 /// before them, then one run covers both. The replay is enqueued after the bus's lock is released,
 /// yet runs first.
 final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
-    // @unchecked Sendable: as MailboxLaneBase.
+    // @unchecked Sendable: as MailboxLaneBase. @exclusivity(unchecked) below, as there: under the
+    // mailbox's lock only.
 
     /// How a delivery's handler is called where the mailbox drains.
     enum Runner {
@@ -41,18 +42,18 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
 
     let runner: Runner
     /// The events waiting, oldest first, and their receipts, in step.
-    private var events = ChunkedQueue<E>()
-    private var receipts = ChunkedQueue<DeliveryReceipt>()
+    @exclusivity(unchecked) private var events = ChunkedQueue<E>()
+    @exclusivity(unchecked) private var receipts = ChunkedQueue<DeliveryReceipt>()
     /// Deliveries a `bufferingNewest` bound dropped from the front whose runs are still in the
     /// mailbox's order: the drain skips that many of this lane's run counts.
-    private var skipped = 0
+    @exclusivity(unchecked) private var skipped = 0
     /// While a replaying subscription's replay is not enqueued yet: the live deliveries waiting
     /// with no run (see the type's comment).
-    private var gated: Int?
+    @exclusivity(unchecked) private var gated: Int?
     /// A stream's consumer waiting for a delivery, and whether the stream finished (its
     /// subscription ended).
-    private var consumer: CheckedContinuation<Void, Never>?
-    private var isFinished = false
+    @exclusivity(unchecked) private var consumer: CheckedContinuation<Void, Never>?
+    @exclusivity(unchecked) private var isFinished = false
 
     init(mailbox: Mailbox, buffering: EventBuffering, runner: Runner, gated: Bool) {
         self.runner = runner
@@ -85,7 +86,7 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
     func enqueue(_ event: E, holding hold: StickyHold?, for node: SubscriptionNode) -> Outcome {
         guard node.isLive else { return .ended }
         let core = node.container
-        let priority = mailbox.tracksPriority ? Task.currentPriority : nil
+        let priority = mailbox.tracksPriority ? Task.currentPriority.rawValue : 0
         var receipt: DeliveryReceipt? = DeliveryReceipt(
             hold: hold, context: core.captureContext(), ticket: isStream ? .none : core.deliveryEnqueued())
         var dropped: DeliveryReceipt?
@@ -131,12 +132,10 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
     /// Under the lock, after appending `count` deliveries to `node`: records them in the mailbox's
     /// order (or, gated, only counts them) and says what to do after unlocking.
     private func record(
-        in state: inout Mailbox.State, node: SubscriptionNode, count: Int, priority: TaskPriority?
+        in state: inout Mailbox.State, node: SubscriptionNode, count: Int, priority: UInt8
     ) -> LaneAction {
         if isStream {
-            guard let consumer else { return .enqueued }
-            self.consumer = nil
-            return .wake(ConsumerWakeUp(continuation: consumer))
+            return consumer == nil ? .enqueued : .wake
         }
         if let gated {
             self.gated = gated + count
@@ -149,9 +148,9 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
         }
         if extended != true { state.order.append(Mailbox.Run(lane: self, node: node, count: count)) }
         state.queued += count
-        if let priority, state.waitingPriority.map({ $0 < priority }) ?? true { state.waitingPriority = priority }
+        if priority > state.waitingPriority { state.waitingPriority = priority }
         if let drainPriority = state.schedulesDrain() { return .startDrain(drainPriority) }
-        return priority.map { .escalate($0) } ?? .enqueued
+        return priority != 0 ? .escalate(priority) : .enqueued
     }
 
     /// After unlocking: starts the drain, raises its priority, or wakes the stream's consumer.
@@ -160,7 +159,7 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
         case .enqueued: break
         case .startDrain(let priority): mailbox.startDrain(priority: priority)
         case .escalate(let priority): mailbox.escalate(to: priority)
-        case .wake(let consumer): consumer.continuation.resume()
+        case .wake: wakeConsumer()
         case .dropped: return .ended
         }
         return .enqueued
@@ -196,7 +195,7 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
             let ticket = isStream ? InFlightTicket.none : core.deliveryEnqueued()
             reversed.append(DeliveryReceipt(hold: hold, context: context, ticket: ticket))
         }
-        let priority = mailbox.tracksPriority ? Task.currentPriority : nil
+        let priority = mailbox.tracksPriority ? Task.currentPriority.rawValue : 0
         let enqueued = mailbox.withState { state -> LaneAction? in
             for event in events.reversed() { self.events.prepend(event) }
             while let receipt = reversed.popFirst() { receipts.prepend(receipt) }
@@ -213,7 +212,7 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
     /// Under the lock: lifts the gate, recording the replay (`adding`) and the live deliveries it
     /// held back as one run.
     private func liftGate(
-        in state: inout Mailbox.State, node: SubscriptionNode, adding replayed: Int = 0, priority: TaskPriority? = nil
+        in state: inout Mailbox.State, node: SubscriptionNode, adding replayed: Int = 0, priority: UInt8 = 0
     ) -> LaneAction? {
         let held = gated ?? 0
         gated = nil
@@ -397,20 +396,17 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
     }
 }
 
-/// What an enqueue decided under the lock, for after unlocking (not nested in the generic lane:
-/// a type nested there is generic too, and looked up at run time in unspecialized code).
+/// What an enqueue decided under the lock, for after unlocking: plain values (not nested in the
+/// generic lane, where a type is generic too and looked up at run time in unspecialized code; and
+/// no payload of a resilient type, such as a continuation or a `TaskPriority`, whose enum would be
+/// handled by runtime witnesses).
 enum LaneAction: Equatable {
     case enqueued
-    case startDrain(TaskPriority?)
-    case escalate(TaskPriority)
-    case wake(ConsumerWakeUp)
+    /// Schedule a drain at this priority (a `TaskPriority`'s raw value, 0 for unspecified).
+    case startDrain(UInt8)
+    /// Raise the drain's priority to this one.
+    case escalate(UInt8)
+    /// Wake the stream's consumer, which waits for a delivery.
+    case wake
     case dropped
-}
-
-/// A stream consumer's continuation, for ``LaneAction/wake(_:)`` (equal to any other: the action
-/// is compared only with `.dropped`).
-struct ConsumerWakeUp: Equatable {
-    let continuation: CheckedContinuation<Void, Never>
-
-    static func == (_: Self, _: Self) -> Bool { true }
 }

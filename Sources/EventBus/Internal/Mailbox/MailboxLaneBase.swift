@@ -9,7 +9,9 @@ class MailboxLaneBase: @unchecked Sendable {
     /// The subscription's bound and what happens above it.
     let buffering: EventBuffering
     /// Deliveries dropped by the bound, from the start.
-    var droppedCount = 0
+    // @exclusivity(unchecked), as every `var` here: only touched under the mailbox's lock (which
+    // makes the runtime's dynamic exclusivity checks redundant).
+    @exclusivity(unchecked) var droppedCount = 0
     /// Senders waiting for the lane to come down to its high watermark (back-pressure only).
     var senders: [UInt64: CheckedContinuation<Void, Never>] = [:]
     /// Whether the lane is gone for good (its subscription ended and its deliveries were

@@ -163,7 +163,8 @@ struct MemoryTests {
             "memory: a backlog of \(count) events to a queue, an actor and a stream: RSS baseline \(baseline >> 10) KiB, "
                 + "peak +\((peak - baseline) >> 10) KiB, drained +\(growth >> 10) KiB (limit 8192 KiB)"
         )
-        #expect(growth <= 8 << 20, "resident memory is \(growth >> 10) KiB above the baseline after the backlog drained")
+        #expect(
+            growth <= 8 << 20, "resident memory is \(growth >> 10) KiB above the baseline after the backlog drained")
         onQueue.dispose()
         onActor.dispose()
         withExtendedLifetime(stream) {}

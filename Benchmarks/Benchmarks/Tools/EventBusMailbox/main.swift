@@ -21,6 +21,8 @@ import Scenarios
 struct Options {
     var run = OffThreadOptions()
     var countMallocs = false
+    /// `--fairness`: only the probe of issue 41's finding 3 (see `Fairness.swift`).
+    var fairness = false
 
     static let usage = """
         usage: EventBusMailbox [--events N] [--repetitions N] [--samples N] [--only TEXT]
@@ -29,6 +31,7 @@ struct Options {
           --repetitions N  repetitions; each figure is their median (default 5)
           --samples N      events sent one at a time to an idle consumer, per repetition (default 5000)
           --only TEXT      only the contenders whose name contains TEXT (e.g. EventBus, atQueue)
+          --fairness       only the fairness probe: a third actor's event while two are flooded
         """
 
     init(_ arguments: [String]) {
@@ -44,6 +47,7 @@ struct Options {
             case "--events": run.events = count(argument)
             case "--repetitions": run.repetitions = count(argument)
             case "--samples": run.latencySamples = count(argument)
+            case "--fairness": fairness = true
             case "--only":
                 guard let text = rest.popFirst() else { Self.fail("--only needs a name") }
                 run.filter = text
@@ -138,6 +142,15 @@ func machine() -> String {
 func main(_ options: Options) {
     if options.countMallocs {
         printMallocs(options.run)
+        return
+    }
+    if options.fairness {
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            print(await fairnessReport())
+            done.signal()
+        }
+        done.wait()
         return
     }
     let mallocs = mallocsFromChild(options)

@@ -6,7 +6,7 @@ import Testing
 /// Probes of `isolated(to:)` beyond `ActorOwnerTests`: what a handler inherits from the dispatch
 /// that happened to start its mailbox's drain, actors on other executors, and the bus going away
 /// with deliveries enqueued.
-@Suite("Actors as owners: review probes")
+@Suite("Actors as owners: review probes", .offThePool)
 struct ActorOwnerReviewTests {
     struct Numbered: Event {
         let number: Int

@@ -5,7 +5,7 @@ import Testing
 
 /// `isolated(to:)`: an actor as owner. Its handler runs on the actor, one event at a time in
 /// dispatch order, never after the token is disposed or the actor is gone.
-@Suite("Actors as owners")
+@Suite("Actors as owners", .offThePool)
 struct ActorOwnerTests {
     struct Numbered: Event {
         let thread: Int

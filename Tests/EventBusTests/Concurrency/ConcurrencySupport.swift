@@ -49,6 +49,7 @@ enum MainQueue {
             Issue.record("MainQueue.run called on the main queue: it would wait for itself")
             return nil
         }
+        requireOffThePool("MainQueue.run")
         let result = Shared<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.main.async {
@@ -74,6 +75,7 @@ enum MainQueue {
     /// deliveries dispatched meanwhile from other threads pile up behind it. Returns once the main
     /// queue is actually blocked.
     static func block(timeout: DispatchTimeInterval = defaultTimeout) -> MainQueueGate {
+        requireOffThePool("MainQueue.block")
         let gate = MainQueueGate()
         let entered = DispatchSemaphore(value: 0)
         DispatchQueue.main.async {

@@ -5,7 +5,7 @@ import Testing
 
 /// The mutex every shared structure of the bus uses (`Locked`): on Linux a futex word taken and
 /// released inline, the kernel only asked when threads contend.
-@Suite("Lock: the bus's mutex excludes, wakes its waiters, lets a waiter in, and refuses re-entrance", .tags(.stress))
+@Suite("Lock: the bus's mutex excludes, wakes its waiters, lets a waiter in, and refuses re-entrance", .tags(.stress), .offThePool)
 struct LockTests {
     /// A counter that is not atomic: only the lock keeps its increments from being lost.
     final class Counter: @unchecked Sendable {
@@ -21,7 +21,7 @@ struct LockTests {
         let counter = Counter()
         let threads = 8
         let rounds = 50_000
-        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+        let finished = concurrently(threads, timeout: actorTimeout) { _ in
             for round in 0..<rounds {
                 lock.withLock { holds in
                     counter.inside += 1
@@ -35,6 +35,7 @@ struct LockTests {
                 if round % 1_000 == 0 { Locked<Int>.yieldToWaiters() }
             }
         }
+        #expect(finished)
         let holds = lock.withLock { $0 }
         print("lock: \(threads) threads took one lock \(holds) times; overlaps seen: \(counter.overlaps)")
         #expect(counter.overlaps == 0)
@@ -48,7 +49,7 @@ struct LockTests {
         let taken = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        Thread.detach {
             lock.withLock { value in
                 taken.signal()
                 _ = release.wait(timeout: .now() + defaultTimeout)
@@ -56,7 +57,7 @@ struct LockTests {
             }
         }
         #expect(taken.wait(timeout: .now() + defaultTimeout) == .success)
-        DispatchQueue.global().async {
+        Thread.detach {
             lock.withLock { $0 += 10 }  // waits for the holder, asleep
             done.signal()
         }

@@ -1,4 +1,5 @@
 import Dispatch
+import Testing
 
 @testable import EventBus
 @testable import EventBusFoundation
@@ -56,6 +57,7 @@ final class BusCallProbe: Sendable {
 
     /// Runs `call` on the probe's thread and returns whether it finished within `timeout`.
     func completes(timeout: DispatchTimeInterval = .seconds(2), _ call: @escaping @Sendable () -> Void) -> Bool {
+        requireOffThePool("BusCallProbe.completes")
         let done = DispatchSemaphore(value: 0)
         queue.async {
             call()

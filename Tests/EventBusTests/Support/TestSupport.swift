@@ -41,10 +41,11 @@ extension Shared where Value == Int {
 /// became true. The suite's one polling helper: blocking here, suspending in its async form below.
 @discardableResult
 func waitUntil(timeout: DispatchTimeInterval = defaultTimeout, _ condition: () -> Bool) -> Bool {
+    requireOffThePool("waitUntil (the blocking one)")
     let deadline = DispatchTime.now() + timeout
     while !condition() {
         if DispatchTime.now() > deadline { return false }
-        usleepMilliseconds(1)
+        pause(milliseconds: 1)
     }
     return true
 }
@@ -63,6 +64,7 @@ func waitUntil(timeout: DispatchTimeInterval = defaultTimeout, _ condition: () -
 
 /// Waits until every block enqueued on `queue` before this call has run.
 func drain(_ queue: DispatchQueue, timeout: DispatchTimeInterval = defaultTimeout) -> Bool {
+    requireOffThePool("drain(_:)")
     let done = DispatchSemaphore(value: 0)
     queue.async { done.signal() }
     return done.wait(timeout: .now() + timeout) == .success
@@ -71,6 +73,7 @@ func drain(_ queue: DispatchQueue, timeout: DispatchTimeInterval = defaultTimeou
 /// Runs `body` on a new thread and waits for it (with a timeout); returns whether it finished.
 @discardableResult
 func onAnotherThread(timeout: DispatchTimeInterval = defaultTimeout, _ body: @escaping @Sendable () -> Void) -> Bool {
+    requireOffThePool("onAnotherThread")
     let done = DispatchSemaphore(value: 0)
     Thread.detach {
         body()
@@ -85,6 +88,7 @@ func onAnotherThread(timeout: DispatchTimeInterval = defaultTimeout, _ body: @es
 func onThread(
     stackSize: Int, timeout: DispatchTimeInterval = defaultTimeout, _ body: @escaping @Sendable () -> Void
 ) -> Bool {
+    requireOffThePool("onThread(stackSize:)")
     let done = DispatchSemaphore(value: 0)
     let thread = Foundation.Thread {
         body()
@@ -100,6 +104,7 @@ func onThread(
 func concurrently(
     _ count: Int, timeout: DispatchTimeInterval = defaultTimeout, _ body: @escaping @Sendable (Int) -> Void
 ) -> Bool {
+    requireOffThePool("concurrently")
     let group = DispatchGroup()
     for index in 0..<count {
         group.enter()
@@ -120,7 +125,13 @@ func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     }
 }
 
-func usleepMilliseconds(_ milliseconds: Int) {
+/// Blocks the calling thread for `milliseconds` (a slow handler, a pause between two steps).
+func usleepMilliseconds(_ milliseconds: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+    requireOffThePool("usleepMilliseconds", sourceLocation: sourceLocation)
+    pause(milliseconds: milliseconds)
+}
+
+private func pause(milliseconds: Int) {
     let done = DispatchSemaphore(value: 0)
     _ = done.wait(timeout: .now() + .milliseconds(milliseconds))
 }

@@ -57,10 +57,24 @@ func waitUntil(timeout: DispatchTimeInterval = defaultTimeout, _ condition: () -
     let deadline = DispatchTime.now() + timeout
     while !condition() {
         if DispatchTime.now() > deadline { return false }
-        try? await Task.sleep(nanoseconds: 1_000_000)
+        await suspend(milliseconds: 1)
     }
     return true
 }
+
+/// Suspends the calling task for `milliseconds`, woken by a timer on a queue of the suite's own.
+/// Not `Task.sleep`: its timer fires on the cooperative pool (a task executor cannot schedule
+/// one), so each wake-up would wait for a free pool thread, the very thing a test of actor
+/// deliveries must not depend on; the task resumes on its own executor (see OffThePool.swift).
+func suspend(milliseconds: Int) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        timerQueue.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { continuation.resume() }
+    }
+}
+
+/// The queue whose timers wake ``suspend(milliseconds:)`` and ``AsyncWait`` (a thread of
+/// Dispatch's overcommit pool).
+let timerQueue = DispatchQueue(label: "EventBusTests.timers")
 
 /// Waits until every block enqueued on `queue` before this call has run.
 func drain(_ queue: DispatchQueue, timeout: DispatchTimeInterval = defaultTimeout) -> Bool {

@@ -5,7 +5,9 @@ import Testing
 
 /// The mutex every shared structure of the bus uses (`Locked`): on Linux a futex word taken and
 /// released inline, the kernel only asked when threads contend.
-@Suite("Lock: the bus's mutex excludes, wakes its waiters, lets a waiter in, and refuses re-entrance", .tags(.stress), .offThePool)
+@Suite(
+    "Lock: the bus's mutex excludes, wakes its waiters, lets a waiter in, and refuses re-entrance", .tags(.stress),
+    .offThePool)
 struct LockTests {
     /// A counter that is not atomic: only the lock keeps its increments from being lost.
     final class Counter: @unchecked Sendable {

@@ -10,7 +10,8 @@ import Testing
 /// No wall-clock assertion here: the tests count subscriptions and buckets, and wait (with a
 /// timeout) for a stream to finish.
 @Suite(
-    "Bounded work: dead subscriptions and empty buckets are reclaimed whatever the mix of operations", .tags(.stress), .offThePool)
+    "Bounded work: dead subscriptions and empty buckets are reclaimed whatever the mix of operations", .tags(.stress),
+    .offThePool)
 struct BoundedWorkTests {
     struct Subscribed: Event {}
     struct Other: Event { var seq = 0 }

@@ -53,10 +53,18 @@ struct EventBusTestingTests {
     @Test("expect waits for an event dispatched later on another queue")
     func expectWaits() async throws {
         let bus = EventBus()
+        // Dispatched every 5 ms from 20 ms on until the expectation is over (at most 10 s): a single
+        // dispatch after 20 ms came before the expectation's subscription once, in CI's
+        // AddressSanitizer stage on a loaded machine.
+        let over = Locked(false)
         DispatchQueue(label: "expectWaits").asyncAfter(deadline: .now() + .milliseconds(20)) {
-            bus.dispatch(LoginEvent(userID: "42"))
+            for _ in 0..<2_000 where !over.withLock({ $0 }) {
+                bus.dispatch(LoginEvent(userID: "42"))
+                _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(5))
+            }
         }
         let event = try await bus.expect(LoginEvent.self, where: { $0.userID == "42" }, timeout: .seconds(5))
+        over.withLock { $0 = true }
         #expect(event.userID == "42")
     }
 

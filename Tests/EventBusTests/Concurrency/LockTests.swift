@@ -79,23 +79,23 @@ struct LockTests {
         let lock = Locked(0)
         let stop = Locked(false)
         let churned = Shared(0)
-        let churning = DispatchSemaphore(value: 0)
+        let churnerDone = Shared(false)
         // The churning thread stops by itself after `churnLimit`: a starved waiter then gets the
         // lock that late and fails the bound below, instead of hanging the run.
         let churnLimit: UInt64 = 5_000_000_000
         Thread.detach {
-            var rounds = 0
             let deadline = DispatchTime.now().uptimeNanoseconds + churnLimit
-            churning.signal()
             // Takes and releases the lock with no pause between, as a thread subscribing and
             // disposing in a loop does.
             while !stop.withLock({ $0 }) && DispatchTime.now().uptimeNanoseconds < deadline {
                 for _ in 0..<64 { lock.withLock { $0 &+= 1 } }
-                rounds += 64
+                churned.increment(by: 64)
             }
-            churned.increment(by: rounds)
+            churnerDone.withLock { $0 = true }
         }
-        #expect(churning.wait(timeout: .now() + defaultTimeout) == .success)
+        // Measures only once the churning thread is at it (a thread started is not yet running:
+        // measured before, the waits prove nothing).
+        #expect(waitUntil { churned.value > 0 }, "the churning thread did not start")
         let attempts = 2_000
         var longest: UInt64 = 0
         var total: UInt64 = 0
@@ -109,7 +109,7 @@ struct LockTests {
         stop.withLock { $0 = true }
         // Generous: with the whole suite running in parallel on two cores, a thread may wait
         // seconds for a core.
-        let finished = waitUntil(timeout: .seconds(60)) { churned.value > 0 }
+        let finished = waitUntil(timeout: .seconds(60)) { churnerDone.value }
         print(
             "lock fairness: \(attempts) acquisitions beside \(churned.value) by a churning thread; "
                 + "mean wait \(total / UInt64(attempts) / 1_000) µs, longest \(longest / 1_000) µs")

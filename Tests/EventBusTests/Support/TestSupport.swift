@@ -11,10 +11,12 @@ import Testing
 /// The longest any single wait in the suite may block.
 let defaultTimeout: DispatchTimeInterval = .seconds(10)
 
-/// The longest a test waits for work that needs the cooperative pool: deliveries to an actor, a
-/// stream's consuming task. The pool has as many threads as cores, and Swift Testing's synchronous
-/// tests run on it too: in a full run on 2 cores, two long ones have held both threads for 21 s,
-/// and an actor's drain waited behind them (in CI's ThreadSanitizer stage, a stream's consumer did).
+/// The longest a test waits for work that needs the cooperative pool: deliveries to an actor (a
+/// drain starts as a task there), a stream's consuming task. The pool has as many threads as
+/// cores. The tests no longer run on it (`OffThePool.swift`): before, two long synchronous tests
+/// held both of CI's 2 threads for 21 s, and three actor tests once waited 136 s behind such
+/// tests. What is left is CPU: the sanitizer stages share 2 cores with everything else, so this
+/// stays generous.
 let actorTimeout: DispatchTimeInterval = .seconds(90)
 
 /// A value shared between a test and handlers running on other threads.

@@ -12,8 +12,10 @@ import Testing
 ///     EVENTBUS_POOL_PROBE=1 .build/debug/EventBusPackageTests.xctest \
 ///         --testing-library swift-testing --filter PoolProbeTests
 ///
-/// It prints what ran while the pool was blocked and what only after; it asserts only what the
-/// test can promise (that the delivery runs once the pool is free, on the actor's queue).
+/// It prints what ran while the pool was held and what only after. Measured (Linux, 2 cores): a
+/// plain task does not start, a hop from off the pool onto the actor runs at once, and the delivery
+/// does not run until the pool is released (then within about 1 ms): the drain starts as a task
+/// on the pool. That is a known issue here, for the mailbox to fix.
 @Suite(
     "Probe: what an actor delivery needs from the cooperative pool",
     .enabled(if: ProcessInfo.processInfo.environment["EVENTBUS_POOL_PROBE"] == "1"), .serialized, .offThePool)
@@ -80,6 +82,13 @@ struct PoolProbeTests {
         bus.dispatch(Ping())
         let deliveredWhileHeld = await waitUntil(timeout: .seconds(2)) { recorder.received.value == 1 }
         let taskRanWhileHeld = plainTaskRan.value
+        #expect(hopped, "a hop onto the actor from off the pool runs on its queue, pool held or not")
+        // The library's drain starts as `Task.detached` on the pool, then hops onto the actor:
+        // with the pool held it does not start. When the drain starts on the actor's executor
+        // instead, this known issue stops being recorded and the probe fails: drop the wrapper.
+        withKnownIssue("an actor delivery needs a free pool thread to start its drain (issue 41, finding 6)") {
+            #expect(deliveredWhileHeld, "the delivery to an actor on its own queue ran while the pool was held")
+        }
         print("probe: releasing at", ms())
         let releasedAt = DispatchTime.now()
         released.withLock { $0 = true }

@@ -22,12 +22,13 @@ struct EventBusTestingTests {
     }
 
     @Test("record from 4 threads: every event once, each thread's in its order")
-    func recordIsThreadSafe() {
+    func recordIsThreadSafe() async {
         let bus = EventBus()
         let logins = bus.record(LoginEvent.self)
-        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+        let finished = await onThreads(4) { thread in
             for i in 0..<500 { bus.dispatch(LoginEvent(userID: "\(thread)-\(i)")) }
         }
+        #expect(finished)
         let events = logins.events.map(\.userID)
         #expect(events.count == 2000)
         for thread in 0..<4 {
@@ -52,10 +53,18 @@ struct EventBusTestingTests {
     @Test("expect waits for an event dispatched later on another queue")
     func expectWaits() async throws {
         let bus = EventBus()
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) {
-            bus.dispatch(LoginEvent(userID: "42"))
+        // Dispatched every 5 ms from 20 ms on until the expectation is over (at most 10 s): a single
+        // dispatch after 20 ms came before the expectation's subscription once, in CI's
+        // AddressSanitizer stage on a loaded machine.
+        let over = Locked(false)
+        DispatchQueue(label: "expectWaits").asyncAfter(deadline: .now() + .milliseconds(20)) {
+            for _ in 0..<2_000 where !over.withLock({ $0 }) {
+                bus.dispatch(LoginEvent(userID: "42"))
+                _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(5))
+            }
         }
         let event = try await bus.expect(LoginEvent.self, where: { $0.userID == "42" }, timeout: .seconds(5))
+        over.withLock { $0 = true }
         #expect(event.userID == "42")
     }
 
@@ -84,7 +93,7 @@ struct EventBusTestingTests {
         // its window however late the window opens on a loaded machine (a single dispatch after 5 ms
         // could come before the subscription, under the thread sanitizer).
         let over = Locked(false)
-        DispatchQueue.global().async {
+        DispatchQueue(label: "expectNone.producer").async {
             for _ in 0..<2_000 where !over.withLock({ $0 }) {
                 bus.dispatch(LogoutEvent(userID: "42"))
                 _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(5))
@@ -145,7 +154,7 @@ struct EventBusTestingTests {
         // nothing in flight.
         let stop = Locked(false)
         let produced = Locked(0)
-        DispatchQueue.global().async {
+        DispatchQueue(label: "settleIsASnapshot.producer").async {
             var n = 0
             while !stop.withLock({ $0 }) {
                 bus.dispatch(LoginEvent(userID: "noise \(n)"))

@@ -5,7 +5,7 @@ import Testing
 @testable import EventBusFoundation
 
 /// Bugs found in review, each pinned by a test that failed before its fix.
-@Suite("NotificationCenter bridge: regressions")
+@Suite("NotificationCenter bridge: regressions", .offThePool)
 struct BridgeRegressionTests {
     private static let name = Notification.Name("BridgeRegressionTests.name")
 

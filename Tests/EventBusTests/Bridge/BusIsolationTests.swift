@@ -10,7 +10,7 @@ extension Notification.Name {
 
 /// Issue 14: two buses made with `init()` are independent, and the bridge adds nothing to the
 /// notifications it posts.
-@Suite("Bus isolation through the NotificationCenter bridge")
+@Suite("Bus isolation through the NotificationCenter bridge", .offThePool)
 struct BusIsolationTests {
     struct Ping: Event { let id: String }
 

@@ -32,7 +32,7 @@ private struct BridgeFixture {
     }
 }
 
-@Suite("NotificationCenter → bus", .tags(.stress))
+@Suite("NotificationCenter → bus", .tags(.stress), .offThePool)
 struct NotificationToBusTests {
     @Test("a posted notification reaches every subscriber to its name once, through one observer")
     func oneObserverPerName() {
@@ -287,7 +287,7 @@ struct NotificationToBusTests {
     }
 }
 
-@Suite("bus → NotificationCenter", .tags(.stress))
+@Suite("bus → NotificationCenter", .tags(.stress), .offThePool)
 struct BusToNotificationTests {
     @Test("dispatching a notification posts it: legacy observers and bus subscribers get it once")
     func dispatchPostsOnce() {
@@ -352,7 +352,7 @@ private enum Connectivity: Event, Equatable {
     case online, offline
 }
 
-@Suite("Typed notification bridging", .tags(.stress))
+@Suite("Typed notification bridging", .tags(.stress), .offThePool)
 struct TypedBridgeTests {
     @Test("a converter feeds typed subscribers from legacy posts; nil is skipped and reported")
     func inbound() {
@@ -471,7 +471,7 @@ struct TypedBridgeTests {
     }
 }
 
-@Suite("NSObject subscribers")
+@Suite("NSObject subscribers", .offThePool)
 struct NSObjectSubscribingTests {
     private final class Screen: NSObject, @unchecked Sendable {
         // @unchecked Sendable: `seen` is a Shared (locked).

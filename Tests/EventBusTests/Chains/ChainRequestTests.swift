@@ -2,7 +2,7 @@ import EventBus
 import Testing
 
 /// Issue 10, semantic 4: typed requests up a chain.
-@Suite("Chains: requests")
+@Suite("Chains: requests", .offThePool)
 struct ChainRequestTests {
     struct FetchChannelID: Request {
         typealias Response = String

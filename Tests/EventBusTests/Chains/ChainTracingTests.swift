@@ -3,7 +3,7 @@ import Testing
 
 /// Issue 10 §8 and issue 12: what a chain node shows of itself (its subscriptions) and reports to
 /// its tracer (chain hops, subscriptions made and ended, handler errors).
-@Suite("Chains: introspection and tracing")
+@Suite("Chains: introspection and tracing", .offThePool)
 struct ChainTracingTests {
     struct Liked: Event { var id = 0 }
     struct FetchName: Request { typealias Response = String }

@@ -5,7 +5,7 @@ import Testing
 
 /// Chains tens of thousands of nodes deep: describing them does not recurse and stays linear in
 /// their size; building them is linear in their depth.
-@Suite("Chains: deep chains")
+@Suite("Chains: deep chains", .offThePool)
 struct DeepChainTests {
     /// More than a 512 KiB stack survived when `treeDescription` recursed per level (2,000 in
     /// debug builds, 5,000 in release ones).
@@ -103,7 +103,7 @@ extension DeepChainTests {
 }
 
 /// `treeDescription` while the tree changes on another thread.
-@Suite("Chains: a description while a child moves")
+@Suite("Chains: a description while a child moves", .offThePool)
 struct DescriptionWhileMovingTests {
     @Test("A child remounted on its parent during a description does not hide its siblings")
     func movedChildHidesNobody() {
@@ -118,7 +118,7 @@ struct DescriptionWhileMovingTests {
             for child in children { _ = child.mount(on: root) }
             let started = DispatchSemaphore(value: 0)
             let moved = DispatchSemaphore(value: 0)
-            DispatchQueue.global().async {
+            Thread.detach {
                 started.wait()
                 usleepMilliseconds(2)
                 _ = children[1].mount(on: root)  // still under root, now last

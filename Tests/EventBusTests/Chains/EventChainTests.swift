@@ -3,7 +3,7 @@ import EventBus
 import Testing
 
 /// DESIGN §10 and issue 10: event chains. Each numbered semantic of the issue has a test here.
-@Suite("Chains: routing, interceptors, stop, outcome")
+@Suite("Chains: routing, interceptors, stop, outcome", .offThePool)
 struct EventChainTests {
     struct Liked: Event {
         var id = 0

@@ -5,7 +5,7 @@ import Testing
 
 /// Issue 10, semantic 3 on a main-actor chain: `@MainActor` `handle`, whose `.stop` ends the
 /// nodes above (the post always runs on the main queue).
-@Suite("Chains: handle on main-actor nodes")
+@Suite("Chains: handle on main-actor nodes", .offThePool)
 struct MainActorChainHandleTests {
     struct BackTapped: Event { var id = 0 }
     struct Refused: Error {}

@@ -5,7 +5,7 @@ import Testing
 
 /// Issue 10, semantic 4 on a main-actor chain: `async` `@MainActor` answerers and the awaiting
 /// request.
-@Suite("Chains: main-actor requests and async answerers")
+@Suite("Chains: main-actor requests and async answerers", .offThePool)
 @MainActor
 struct MainActorChainRequestTests {
     struct FetchChannelID: Request { typealias Response = String }

@@ -4,7 +4,7 @@ import Testing
 @testable import EventBus
 
 /// Issue 10, semantic 5: a main-actor chain, and the routes table (issue 10's strategy table).
-@Suite("Chains: main-actor nodes and route tables")
+@Suite("Chains: main-actor nodes and route tables", .offThePool)
 struct MainActorChainTests {
     struct Liked: Event { var id = 0 }
     struct Opened: Event { var id = 0 }

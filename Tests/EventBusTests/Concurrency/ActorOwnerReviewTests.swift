@@ -6,7 +6,7 @@ import Testing
 /// Probes of `isolated(to:)` beyond `ActorOwnerTests`: what a handler inherits from the dispatch
 /// that happened to start its mailbox's drain, actors on other executors, and the bus going away
 /// with deliveries enqueued.
-@Suite("Actors as owners: review probes")
+@Suite("Actors as owners: review probes", .offThePool)
 struct ActorOwnerReviewTests {
     struct Numbered: Event {
         let number: Int
@@ -70,23 +70,40 @@ struct ActorOwnerReviewTests {
         #expect(await owner.seen == Array(0..<100))
     }
 
+    /// An actor on a queue of its own: its handler may wait (bounded) without holding a pool thread.
+    actor QueueSink {
+        static let executor = QueueActorExecutor(label: "ActorOwnerReviewTests.QueueSink")
+        nonisolated var unownedExecutor: UnownedSerialExecutor { Self.executor.asUnownedSerialExecutor() }
+    }
+
     @Test("The bus deallocated by a handler with deliveries enqueued behind it: none of them starts")
     func busGoneWithDeliveriesEnqueued() async {
         let received = Shared(0)
-        let sink = Sink()
+        let sink = QueueSink()
         let holder = Shared<EventBus?>(EventBus())
         let gone = WeakReference(holder.value!)
+        let testLetGo = Shared(false)
         holder.value!.on(Numbered.self).isolated(to: sink).next { _, event in
             received.increment()
             guard event.number == 0 else { return }
+            // The test's own reference (the one it dispatched with) must be gone first, or the
+            // bus would outlive this handler and the deliveries below could run, rightly.
+            guard waitUntil({ testLetGo.value }) else {
+                Issue.record("the test kept its reference to the bus")
+                return
+            }
             let bus = holder.withLock { bus in bus.take()! }
             for number in 1..<100 { bus.dispatch(Numbered(number: number)) }
-            // `bus` is released here: the bus's deinit ends its subscriptions.
+            // `bus` is released here, its last reference: the bus's deinit ends its subscriptions.
         }
-        holder.value!.dispatch(Numbered(number: 0))
+        do {
+            let bus = holder.value!
+            bus.dispatch(Numbered(number: 0))
+        }
+        testLetGo.withLock { $0 = true }
         #expect(await waitUntil(timeout: actorTimeout) { gone.object == nil })
         // Give the drains that the 99 dispatches started time to run (they must run no handler).
-        try? await Task.sleep(nanoseconds: 50_000_000)
+        await suspend(milliseconds: 50)
         #expect(received.value == 1)
     }
 

@@ -5,7 +5,7 @@ import Testing
 
 /// `isolated(to:)`: an actor as owner. Its handler runs on the actor, one event at a time in
 /// dispatch order, never after the token is disposed or the actor is gone.
-@Suite("Actors as owners")
+@Suite("Actors as owners", .offThePool)
 struct ActorOwnerTests {
     struct Numbered: Event {
         let thread: Int
@@ -41,6 +41,20 @@ struct ActorOwnerTests {
             token.dispose()
             disposeReturned = true
         }
+    }
+
+    /// An actor that runs on a queue of its own (``QueueActorExecutor``), not on the cooperative
+    /// pool: the tests of the dispose and lifetime guarantees use it, so that the handler's batch
+    /// and every hop of the test onto the actor need no pool thread. (The drain that reaches it
+    /// still starts as a task on the pool: `PoolProbeTests` measures that.)
+    actor OwnQueueRecorder {
+        static let executor = QueueActorExecutor(label: "ActorOwnerTests.OwnQueueRecorder")
+        nonisolated var unownedExecutor: UnownedSerialExecutor { Self.executor.asUnownedSerialExecutor() }
+        let received = Shared(0)
+        /// Handlers that found themselves off the actor's queue (0 unless isolation broke).
+        let offQueue = Shared(0)
+
+        func checkQueue() { if !Self.executor.isCurrent { offQueue.increment() } }
     }
 
     /// How many of `seen` did not come right after the previous event of their thread (0 when each
@@ -127,10 +141,11 @@ struct ActorOwnerTests {
     @Test("Disposed while its actor runs a handler: the deliveries enqueued behind it never start")
     func disposeDropsEnqueued() async {
         let bus = EventBus()
-        let recorder = Recorder()
+        let recorder = OwnQueueRecorder()
         let token = Shared<EventToken?>(nil)
         token.withLock { slot in
             slot = bus.on(Numbered.self).isolated(to: recorder).next { recorder, event in
+                recorder.checkQueue()
                 recorder.received.increment()
                 guard event.number == 0 else { return }
                 // Enqueued behind this delivery, on the same actor: then disposed before any runs.
@@ -141,15 +156,18 @@ struct ActorOwnerTests {
         bus.dispatch(Numbered(thread: 0, number: 0))
         #expect(await waitUntil(timeout: actorTimeout) { recorder.received.value == 1 && bus.core.inFlight.count == 0 })
         #expect(recorder.received.value == 1)
+        #expect(recorder.offQueue.value == 0)
     }
 
     @Test("The actor deallocated with deliveries enqueued: none starts, and the subscription is reclaimed")
     func actorDeathDropsEnqueued() async {
         let bus = EventBus()
         let received = Shared(0)
-        let holder = Shared<Recorder?>(Recorder())
+        let holder = Shared<OwnQueueRecorder?>(OwnQueueRecorder())
         let gone = WeakReference(holder.value!)
+        let offQueue = Shared(0)
         bus.on(Numbered.self).isolated(to: holder.value!).next { _, event in
+            if !OwnQueueRecorder.executor.isCurrent { offQueue.increment() }
             received.increment()
             guard event.number == 0 else { return }
             for number in 1..<100 { bus.dispatch(Numbered(thread: 0, number: number)) }
@@ -158,6 +176,7 @@ struct ActorOwnerTests {
         bus.dispatch(Numbered(thread: 0, number: 0))
         #expect(await waitUntil(timeout: actorTimeout) { gone.object == nil && bus.core.inFlight.count == 0 })
         #expect(received.value == 1)
+        #expect(offQueue.value == 0)
         #expect(await waitUntil(timeout: actorTimeout) { bus.subscriptionCount == 0 })
     }
 
@@ -172,11 +191,14 @@ struct ActorOwnerTests {
         #expect(bus.subscriptionCount == 0)
     }
 
+    /// Runs on a queue of its own, as ``OwnQueueRecorder`` does.
     actor Relay {
+        static let executor = QueueActorExecutor(label: "ActorOwnerTests.Relay")
+        nonisolated var unownedExecutor: UnownedSerialExecutor { Self.executor.asUnownedSerialExecutor() }
         var log: [String] = []
         func start(on bus: EventBus) -> EventToken {
             bus.on(Numbered.self).isolated(to: self).next { relay, event in
-                relay.log.append("numbered \(event.number)")
+                relay.log.append("numbered \(event.number)" + (Relay.executor.isCurrent ? "" : " off its queue"))
                 if event.number < 3 { bus.dispatch(Numbered(thread: 0, number: event.number + 1)) }
             }
         }

@@ -49,6 +49,7 @@ enum MainQueue {
             Issue.record("MainQueue.run called on the main queue: it would wait for itself")
             return nil
         }
+        requireOffThePool("MainQueue.run")
         let result = Shared<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.main.async {
@@ -74,6 +75,7 @@ enum MainQueue {
     /// deliveries dispatched meanwhile from other threads pile up behind it. Returns once the main
     /// queue is actually blocked.
     static func block(timeout: DispatchTimeInterval = defaultTimeout) -> MainQueueGate {
+        requireOffThePool("MainQueue.block")
         let gate = MainQueueGate()
         let entered = DispatchSemaphore(value: 0)
         DispatchQueue.main.async {
@@ -103,42 +105,41 @@ final class MainQueueGate: @unchecked Sendable {
 
 /// Async waits with timeouts (they suspend, never block a cooperative thread).
 enum AsyncWait {
-    /// Awaits `operation`, or gives up after `seconds`: then returns `nil` (and cancels the task
-    /// running `operation`, which may not stop: awaiting another task's `value`, for one, ignores
-    /// cancellation, so this never waits for `operation` past the timeout).
+    /// Awaits `operation`, or gives up after `seconds`: then returns `nil` and records an issue (and
+    /// cancels the task running `operation`, which may not stop: awaiting another task's `value`,
+    /// for one, ignores cancellation, so this never waits for `operation` past the timeout).
+    ///
+    /// Needs no thread of the cooperative pool itself: `operation` runs in a task on
+    /// ``OffThePoolExecutor`` and the timeout is a timer on ``timerQueue``, so a pool that other
+    /// work keeps busy delays only what `operation` itself waits for.
     static func value<T: Sendable>(
         within seconds: UInt64 = 10,
+        sourceLocation: SourceLocation = #_sourceLocation,
         _ operation: @escaping @Sendable () async -> T
     ) async -> T? {
-        let outcome = Shared<CheckedContinuation<T?, Never>?>(nil)
-        /// Resumes the waiter with the first result only.
-        @Sendable func finish(_ value: T?) -> Bool {
+        let waiter = Shared<CheckedContinuation<T?, Never>?>(nil)
+        let timedOut = Shared(false)
+        /// Resumes the waiter with the first result only; `nil` from the timer marks the timeout.
+        @Sendable func finish(_ value: T?, timingOut: Bool = false) -> Bool {
             guard
-                let waiter = outcome.withLock({ state in
+                let first = waiter.withLock({ state in
                     defer { state = nil }
+                    if state != nil && timingOut { timedOut.withLock { $0 = true } }
                     return state
                 })
             else { return false }
-            waiter.resume(returning: value)
+            first.resume(returning: value)
             return true
         }
-        return await withCheckedContinuation { waiter in
-            outcome.withLock { $0 = waiter }
-            let timer = Task {
-                try? await Task.sleep(nanoseconds: seconds * 1_000_000_000)
-                return Task.isCancelled
-            }
-            let work = Task {
-                let value = await operation()
-                if finish(value) { timer.cancel() }
-            }
-            Task {
-                if await timer.value == false, finish(nil) {
-                    Issue.record("timed out after \(seconds) s")
-                    work.cancel()
-                }
+        let result = await withCheckedContinuation { continuation in
+            waiter.withLock { $0 = continuation }
+            let work = Task(executorPreference: OffThePoolExecutor.shared) { _ = finish(await operation()) }
+            timerQueue.asyncAfter(deadline: .now() + .seconds(Int(seconds))) {
+                if finish(nil, timingOut: true) { work.cancel() }
             }
         }
+        if timedOut.value { Issue.record("timed out after \(seconds) s", sourceLocation: sourceLocation) }
+        return result
     }
 }
 
@@ -206,4 +207,30 @@ enum Conc {
             return seen
         }
     }
+}
+
+/// A serial executor that runs an actor's jobs on a dispatch queue of its own (a thread of the
+/// overcommit pool, not the cooperative pool): a hop onto an actor that uses it needs no pool
+/// thread. Keep it in a `static let`: the runtime refers to an actor's executor unowned, so the
+/// executor must outlive every actor that runs on it (an actor that owned it could free it while
+/// its last job still runs there).
+final class QueueActorExecutor: SerialExecutor {
+    private let queue: DispatchQueue
+    private let key = DispatchSpecificKey<Bool>()
+
+    init(label: String) {
+        queue = DispatchQueue(label: label)
+        queue.setSpecific(key: key, value: true)
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedSerialExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+
+    /// Whether the caller runs on this executor's queue.
+    var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
 }

@@ -6,7 +6,7 @@ import Testing
 
 /// `bus.events(of:)` and `maker.events()`: what a stream yields, when its bus subscription ends,
 /// and what its buffer does when the consumer falls behind.
-@Suite("Event streams", .tags(.stress))
+@Suite("Event streams", .tags(.stress), .offThePool)
 struct EventStreamTests {
     @Test("a stream yields every event dispatched after the call, in dispatch order, and nothing from before")
     func orderAndStart() async {
@@ -26,12 +26,12 @@ struct EventStreamTests {
         let threads = 4
         let perThread = 2_500
         let consumer = Conc.consume(bus.events(of: Conc.Tick.self), limit: threads * perThread)
-        let finished = await AsyncWait.value {
+        let finished = await offThePool {
             concurrently(threads) { thread in
                 for seq in 0..<perThread { bus.dispatch(Conc.Tick(thread: thread, seq: seq)) }
             }
         }
-        #expect(finished == true)
+        #expect(finished)
         let seen = await AsyncWait.value { await consumer.value } ?? []
         #expect(seen.count == threads * perThread)
         var next = [Int](repeating: 0, count: threads)

@@ -5,7 +5,9 @@ import Testing
 
 /// The mutex every shared structure of the bus uses (`Locked`): on Linux a futex word taken and
 /// released inline, the kernel only asked when threads contend.
-@Suite("Lock: the bus's mutex excludes, wakes its waiters, lets a waiter in, and refuses re-entrance", .tags(.stress))
+@Suite(
+    "Lock: the bus's mutex excludes, wakes its waiters, lets a waiter in, and refuses re-entrance", .tags(.stress),
+    .offThePool)
 struct LockTests {
     /// A counter that is not atomic: only the lock keeps its increments from being lost.
     final class Counter: @unchecked Sendable {
@@ -21,7 +23,7 @@ struct LockTests {
         let counter = Counter()
         let threads = 8
         let rounds = 50_000
-        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+        let finished = concurrently(threads, timeout: actorTimeout) { _ in
             for round in 0..<rounds {
                 lock.withLock { holds in
                     counter.inside += 1
@@ -35,6 +37,7 @@ struct LockTests {
                 if round % 1_000 == 0 { Locked<Int>.yieldToWaiters() }
             }
         }
+        #expect(finished)
         let holds = lock.withLock { $0 }
         print("lock: \(threads) threads took one lock \(holds) times; overlaps seen: \(counter.overlaps)")
         #expect(counter.overlaps == 0)
@@ -48,7 +51,7 @@ struct LockTests {
         let taken = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        Thread.detach {
             lock.withLock { value in
                 taken.signal()
                 _ = release.wait(timeout: .now() + defaultTimeout)
@@ -56,7 +59,7 @@ struct LockTests {
             }
         }
         #expect(taken.wait(timeout: .now() + defaultTimeout) == .success)
-        DispatchQueue.global().async {
+        Thread.detach {
             lock.withLock { $0 += 10 }  // waits for the holder, asleep
             done.signal()
         }
@@ -76,23 +79,23 @@ struct LockTests {
         let lock = Locked(0)
         let stop = Locked(false)
         let churned = Shared(0)
-        let churning = DispatchSemaphore(value: 0)
+        let churnerDone = Shared(false)
         // The churning thread stops by itself after `churnLimit`: a starved waiter then gets the
         // lock that late and fails the bound below, instead of hanging the run.
         let churnLimit: UInt64 = 5_000_000_000
         Thread.detach {
-            var rounds = 0
             let deadline = DispatchTime.now().uptimeNanoseconds + churnLimit
-            churning.signal()
             // Takes and releases the lock with no pause between, as a thread subscribing and
             // disposing in a loop does.
             while !stop.withLock({ $0 }) && DispatchTime.now().uptimeNanoseconds < deadline {
                 for _ in 0..<64 { lock.withLock { $0 &+= 1 } }
-                rounds += 64
+                churned.increment(by: 64)
             }
-            churned.increment(by: rounds)
+            churnerDone.withLock { $0 = true }
         }
-        #expect(churning.wait(timeout: .now() + defaultTimeout) == .success)
+        // Measures only once the churning thread is at it (a thread started is not yet running:
+        // measured before, the waits prove nothing).
+        #expect(waitUntil { churned.value > 0 }, "the churning thread did not start")
         let attempts = 2_000
         var longest: UInt64 = 0
         var total: UInt64 = 0
@@ -106,7 +109,7 @@ struct LockTests {
         stop.withLock { $0 = true }
         // Generous: with the whole suite running in parallel on two cores, a thread may wait
         // seconds for a core.
-        let finished = waitUntil(timeout: .seconds(60)) { churned.value > 0 }
+        let finished = waitUntil(timeout: .seconds(60)) { churnerDone.value }
         print(
             "lock fairness: \(attempts) acquisitions beside \(churned.value) by a churning thread; "
                 + "mean wait \(total / UInt64(attempts) / 1_000) µs, longest \(longest / 1_000) µs")

@@ -7,7 +7,7 @@ import Testing
 /// `onMainActor()` subscribers: where and when they run, in what order, and what dispose means for
 /// deliveries already enqueued on the main queue. See `MainQueue` for how the main queue is
 /// serviced under `swift test` on Linux.
-@Suite("Main-actor subscribers", .tags(.stress))
+@Suite("Main-actor subscribers", .tags(.stress), .offThePool)
 struct MainActorDeliveryTests {
     @Test("the main queue is serviced during the tests, and its blocks count as on the main actor")
     func mainQueueIsServiced() {

@@ -7,7 +7,7 @@ import Testing
 /// subscription (DESIGN §4): once `cancel()` has returned, no event dispatched afterwards reaches
 /// the consumer — even one that was busy in its loop body when it was cancelled, and so was not
 /// waiting in `next()`.
-@Suite("Event streams: cancellation of a busy consumer", .tags(.stress))
+@Suite("Event streams: cancellation of a busy consumer", .tags(.stress), .offThePool)
 struct StreamCancellationTests {
     struct Tick: Event {
         var seq: Int

@@ -6,7 +6,7 @@ import Testing
 /// The context hook (DESIGN §14): a propagator's value, captured where an event is dispatched, is
 /// current again around every handler call that runs elsewhere; a synchronous handler sees the
 /// dispatcher's own; with no propagator nothing is captured.
-@Suite("Context propagation")
+@Suite("Context propagation", .offThePool)
 struct ContextPropagationTests {
     struct Ping: Event {
         var key: String?

@@ -10,7 +10,8 @@ import Testing
 /// No wall-clock assertion here: the tests count subscriptions and buckets, and wait (with a
 /// timeout) for a stream to finish.
 @Suite(
-    "Bounded work: dead subscriptions and empty buckets are reclaimed whatever the mix of operations", .tags(.stress))
+    "Bounded work: dead subscriptions and empty buckets are reclaimed whatever the mix of operations", .tags(.stress),
+    .offThePool)
 struct BoundedWorkTests {
     struct Subscribed: Event {}
     struct Other: Event { var seq = 0 }
@@ -172,12 +173,13 @@ struct BoundedWorkTests {
         let depth = 9
         let counts = [Shared(0), Shared(0)]
         let misnamed = Shared(0)
-        DispatchQueue.concurrentPerform(iterations: 2) { thread in
+        let finished = concurrently(2, timeout: actorTimeout) { thread in
             let bus = EventBus()
             Self.forEachType(
                 Bool.self, depth: depth,
                 NamedSubscribeDispatchDispose(bus: bus, delivered: counts[thread], misnamed: misnamed))
         }
+        #expect(finished)
         #expect(counts.map(\.value) == [1 << depth, 1 << depth], "each dispatch reached its one subscriber")
         #expect(misnamed.value == 0, "subscriptions whose node is of another event type's class")
         print(

@@ -4,7 +4,7 @@ import Testing
 @testable import EventBus
 @testable import EventBusFoundation
 
-@Suite("Delivery: synchronous, queued, bus queue, main queue")
+@Suite("Delivery: synchronous, queued, bus queue, main queue", .offThePool)
 struct DeliveryTests {
     @Test("A subscriber without a queue runs on the dispatching thread, before dispatch returns")
     func synchronousDelivery() {

@@ -5,7 +5,7 @@ import Testing
 
 /// Issue 9, defect 6: a `DisposeBag` forgets tokens that were disposed some other way, so that a
 /// long-lived bag does not grow (DESIGN §3), and it does so without waiting for a later insert.
-@Suite("DisposeBag forgets tokens disposed elsewhere", .tags(.stress))
+@Suite("DisposeBag forgets tokens disposed elsewhere", .tags(.stress), .offThePool)
 struct DisposeBagForgettingTests {
     struct Tapped: Event {}
 

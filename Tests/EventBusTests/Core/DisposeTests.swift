@@ -4,7 +4,7 @@ import Testing
 @testable import EventBus
 @testable import EventBusFoundation
 
-@Suite("Dispose guarantee and bad input")
+@Suite("Dispose guarantee and bad input", .offThePool)
 struct DisposeTests {
     @Test("After dispose returns, deliveries already enqueued on an atQueue queue do not run")
     func enqueuedDeliveriesAreDropped() {
@@ -106,7 +106,7 @@ struct DisposeTests {
     }
 }
 
-@Suite("Bus teardown")
+@Suite("Bus teardown", .offThePool)
 struct BusTeardownTests {
     @Test("A token kept after its bus is gone keeps nothing alive: the handlers are released with the bus")
     func heldTokenKeepsNothingAlive() {

@@ -6,7 +6,7 @@ import Testing
 /// the natural non-optional `String`, a stored property, a protocol extension's, a `String`-backed
 /// enum — and no declaration means no key (DESIGN §2). A key of a wrong type does not compile:
 /// see CompileChecks/EventKeys.
-@Suite("Event keys: every supported spelling of eventType routes")
+@Suite("Event keys: every supported spelling of eventType routes", .offThePool)
 struct EventKeyTests {
     struct NoKey: Event {}
 

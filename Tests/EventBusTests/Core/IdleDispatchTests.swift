@@ -4,7 +4,7 @@ import Testing
 
 /// A dispatch of a type nobody subscribes to takes no lock (after the type's first dispatch): what
 /// it must still do.
-@Suite("Core: dispatches nobody listens to", .tags(.stress))
+@Suite("Core: dispatches nobody listens to", .tags(.stress), .offThePool)
 struct IdleDispatchTests {
     struct Nobody: Event {}
     struct Beat: Event {}

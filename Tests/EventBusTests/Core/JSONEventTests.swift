@@ -4,7 +4,7 @@ import Testing
 @testable import EventBus
 @testable import EventBusFoundation
 
-@Suite("JSONEvent and JSONValue")
+@Suite("JSONEvent and JSONValue", .offThePool)
 struct JSONEventTests {
     let payload: JSONValue = [
         "userID": "42", "age": 31, "score": 4.5, "verified": true, "roles": ["admin", nil], "meta": [:],

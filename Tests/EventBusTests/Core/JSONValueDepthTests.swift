@@ -7,7 +7,7 @@ import Testing
 /// Issue 9, defect 10 (JSONValue part): a value nested 100,000 deep is compared, hashed, described
 /// and released without recursion, on a thread with a small stack; coding is bounded by
 /// `JSONValue.maximumCodingDepth` and fails with an error instead of overflowing the stack.
-@Suite("JSONValue nested deeply")
+@Suite("JSONValue nested deeply", .offThePool)
 struct JSONValueDepthTests {
     static let deep = 100_000
 

@@ -5,7 +5,7 @@ import Testing
 
 /// `JSONValue(encoding:)` (issue 14): an `Encodable` value straight to a `JSONValue`, checked against
 /// what `JSONDecoder` makes of `JSONEncoder`'s output.
-@Suite("JSONValue(encoding:)")
+@Suite("JSONValue(encoding:)", .offThePool)
 struct JSONValueEncodingTests {
     enum Status: String, Codable { case active, suspended }
 

@@ -4,7 +4,7 @@ import Testing
 @testable import EventBus
 @testable import EventBusFoundation
 
-@Suite("Owner lifetimes (the portable path: no associated objects)")
+@Suite("Owner lifetimes (the portable path: no associated objects)", .offThePool)
 struct LifetimeTests {
     @Test(
         "After its owner is deallocated a handler is never called, and the subscription is reclaimed at the next dispatch"
@@ -126,7 +126,7 @@ struct LifetimeTests {
     }
 }
 
-@Suite("DisposeBag")
+@Suite("DisposeBag", .offThePool)
 struct DisposeBagTests {
     @Test("Deallocating a bag disposes its tokens")
     func deinitDisposes() {

@@ -8,7 +8,7 @@ import Testing
 ///
 /// Structural, not resident memory (that is `MemoryTests`, run alone): the tests count the slots
 /// of the tables and the pages that are left once the peak is gone.
-@Suite("Memory comes back after a peak: key tables, slot pages and bags shrink")
+@Suite("Memory comes back after a peak: key tables, slot pages and bags shrink", .offThePool)
 struct MemoryReturnTests {
     struct Keyed: Event {
         var key: String

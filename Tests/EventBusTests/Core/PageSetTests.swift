@@ -4,7 +4,7 @@ import Testing
 
 /// The set of slot pages with room (issue 29, defect 5), without a bus: its lowest member agrees
 /// with a `Set`'s as it grows through several levels of words.
-@Suite("PageSet: the lowest page with room, in levels of 64")
+@Suite("PageSet: the lowest page with room, in levels of 64", .offThePool)
 struct PageSetTests {
     @Test("random insertions and removals of pages up to 300,000 (four levels) agree with a Set's minimum")
     func agreesWithSet() {

@@ -5,7 +5,7 @@ import Testing
 @testable import EventBus
 @testable import EventBusFoundation
 
-@Suite("Reentrancy: subscribing, disposing and dispatching from inside a handler", .tags(.stress))
+@Suite("Reentrancy: subscribing, disposing and dispatching from inside a handler", .tags(.stress), .offThePool)
 struct ReentrancyTests {
     @Test("A dispatch from inside a handler is delivered immediately, depth-first")
     func nestedDispatchIsDepthFirst() {

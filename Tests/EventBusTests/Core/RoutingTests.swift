@@ -3,7 +3,7 @@ import Testing
 @testable import EventBus
 @testable import EventBusFoundation
 
-@Suite("Routing by type and key")
+@Suite("Routing by type and key", .offThePool)
 struct RoutingTests {
     @Test("Events are routed by their exact static type: Box<Int> and Box<String> are different events")
     func exactTypeRouting() {

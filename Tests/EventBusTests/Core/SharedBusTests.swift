@@ -5,7 +5,7 @@ import Testing
 @testable import EventBusFoundation
 
 /// The only suite that touches `EventBus.shared`; serialized so its assertions see only itself.
-@Suite("EventBus.shared and subscribe(_:)", .serialized)
+@Suite("EventBus.shared and subscribe(_:)", .serialized, .offThePool)
 struct SharedBusTests {
     struct SharedOnly: Event { let text: String }
 

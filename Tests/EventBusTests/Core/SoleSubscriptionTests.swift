@@ -5,7 +5,7 @@ import Testing
 /// A type with a single subscription linked is dispatched to without walking its lists (the
 /// dispatch plan's shortcut): it must route exactly as a walk would, for every key, level, limit
 /// and lifetime.
-@Suite("Routing: a type with one subscription")
+@Suite("Routing: a type with one subscription", .offThePool)
 struct SoleSubscriptionTests {
     protocol Shape: Sendable { var name: String { get } }
 

@@ -17,7 +17,7 @@ import Testing
 // - testCancelInMainThread (Android): a main-thread subscriber cannot stop a dispatch; `handle`
 //   after `onMainActor()` is a compile error, not a runtime EventBusException.
 extension Greenrobot {
-    @Suite("EventBusCancelEventDeliveryTest (greenrobot)")
+    @Suite("EventBusCancelEventDeliveryTest (greenrobot)", .offThePool)
     struct EventBusCancelEventDeliveryTest {
         /// Greenrobot's `Subscriber(prio, cancel)`: one handler per Java priority, of which only the
         /// one matching `prio` tracks the event (and, if `cancel`, stops the dispatch).

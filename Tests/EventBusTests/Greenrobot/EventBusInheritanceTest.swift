@@ -18,7 +18,7 @@ import Testing
 // (subscriber classes inheriting and overriding @Subscribe methods: our subscriptions are made
 // explicitly with `on(_:)`, there is no method discovery to inherit).
 extension Greenrobot {
-    @Suite("EventBusInheritanceTest (greenrobot)")
+    @Suite("EventBusInheritanceTest (greenrobot)", .offThePool)
     struct EventBusInheritanceTest {
         /// `java.lang.Object`, as far as events go.
         protocol ObjectEvent: Sendable {}

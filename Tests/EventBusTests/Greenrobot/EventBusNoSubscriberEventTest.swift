@@ -11,7 +11,7 @@ import Testing
 // dead-event handler that dispatches to a throwing subscriber, whose error reaches
 // `handlerErrorHandler` (greenrobot's SubscriberExceptionEvent).
 extension Greenrobot {
-    @Suite("EventBusNoSubscriberEventTest (greenrobot)")
+    @Suite("EventBusNoSubscriberEventTest (greenrobot)", .offThePool)
     struct EventBusNoSubscriberEventTest {
         /// Greenrobot's `onEvent(NoSubscriberEvent)`: tracks the dead events of `bus`.
         static func trackDeadEvents(on bus: EventBus, _ tracker: GreenrobotTracker, _ dead: Shared<[DeadEvent]>) {

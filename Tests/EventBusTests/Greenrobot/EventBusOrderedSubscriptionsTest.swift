@@ -13,7 +13,7 @@ import Testing
 // enqueueing, and a serial queue runs them in that order). The `sticky = true` variants subscribe
 // with `replayingSticky()` and, as in Java, then post a plain event.
 extension Greenrobot {
-    @Suite("EventBusOrderedSubscriptionsTest (greenrobot)")
+    @Suite("EventBusOrderedSubscriptionsTest (greenrobot)", .offThePool)
     struct EventBusOrderedSubscriptionsTest {
         /// Greenrobot's priority, as one of our levels.
         static func level(_ javaPriority: Int) -> EventPriority {

@@ -11,7 +11,7 @@ import Testing
 // `removeAllStickyEvents` is `removeAllSticky()`. `lastThread == currentThread` becomes "delivered
 // before `next` returned" (the replay runs on the subscribing thread).
 extension Greenrobot {
-    @Suite("EventBusStickyEventTest (greenrobot)")
+    @Suite("EventBusStickyEventTest (greenrobot)", .offThePool)
     struct EventBusStickyEventTest {
         /// The test class as a subscriber: sticky `onEvent(String)` and `onEvent(IntTestEvent)`.
         final class StickySubscriber: Sendable {

@@ -11,7 +11,7 @@ import Testing
 // throw; adapted as an error handler that dispatches to a subscriber which throws in turn (the
 // recursion greenrobot guards against is the caller's to stop here, and the test stops it).
 extension Greenrobot {
-    @Suite("EventBusSubscriberExceptionTest (greenrobot)")
+    @Suite("EventBusSubscriberExceptionTest (greenrobot)", .offThePool)
     struct EventBusSubscriberExceptionTest {
         struct RuntimeException: Error, Equatable { var message: String }
         /// What the error handler dispatches (greenrobot's SubscriberExceptionEvent as an event).

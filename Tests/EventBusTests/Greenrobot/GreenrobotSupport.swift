@@ -5,7 +5,7 @@ import Testing
 
 /// The ports of greenrobot EventBus's (Android) test classes, one suite per Java class, and the
 /// delivery-policy edge cases found beside them: `swift test --filter Greenrobot` runs them all.
-@Suite("Greenrobot ports and policy edge cases")
+@Suite("Greenrobot ports and policy edge cases", .offThePool)
 enum Greenrobot {}
 
 // What greenrobot's `AbstractEventBusTest` gives its subclasses, for the ports in this folder: an

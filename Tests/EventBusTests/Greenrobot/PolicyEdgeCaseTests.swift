@@ -8,7 +8,7 @@ import Testing
 // policies under concurrency and a manual clock, dead events, throwing handlers off the
 // dispatching thread, and disposal from inside a `handle` handler.
 extension Greenrobot {
-    @Suite("PolicyEdgeCaseTests (delivery policies, beyond greenrobot)")
+    @Suite("PolicyEdgeCaseTests (delivery policies, beyond greenrobot)", .offThePool)
     struct PolicyEdgeCaseTests {
         struct Tap: Event { var value = 0 }
 

@@ -5,7 +5,7 @@ import Testing
 
 /// `EventBus.enqueuedDeliveryCount`: the deliveries waiting on their queue, what a metrics gauge
 /// samples.
-@Suite("Enqueued delivery count")
+@Suite("Enqueued delivery count", .offThePool)
 struct EnqueuedDeliveryCountTests {
     struct Ping: Event {}
 

@@ -3,7 +3,7 @@ import Testing
 
 @_spi(Integrations) @testable import EventBus
 
-@Suite("Introspection: who listens to what, from where", .tags(.stress))
+@Suite("Introspection: who listens to what, from where", .tags(.stress), .offThePool)
 struct IntrospectionTests {
     struct Login: Event { let userID: String }
     struct Chat: Event {

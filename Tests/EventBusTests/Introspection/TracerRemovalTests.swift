@@ -5,7 +5,7 @@ import Testing
 /// A tracer removed (or replaced) from inside one of its own calls gets no more records, even when
 /// the operation that made that record ended several subscriptions in one critical section (a
 /// purge's batch, a dispatch's chunk of dead owners).
-@Suite("Tracing: a tracer that removes itself gets no more records")
+@Suite("Tracing: a tracer that removes itself gets no more records", .offThePool)
 struct TracerRemovalTests {
     struct Login: Event { let userID: String }
     final class Screen: Sendable {}

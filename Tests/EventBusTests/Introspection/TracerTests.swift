@@ -3,7 +3,7 @@ import Testing
 
 @testable import EventBus
 
-@Suite("Tracing: typed records after unlocking", .tags(.stress))
+@Suite("Tracing: typed records after unlocking", .tags(.stress), .offThePool)
 struct TracerTests {
     struct Login: Event { let userID: String }
     struct Failure: Error {}
@@ -104,9 +104,10 @@ struct TracerTests {
             dispatched.increment()
         }
         let token = bus.on(Login.self).next { _ in }
-        DispatchQueue.concurrentPerform(iterations: 4) { _ in
-            for _ in 0..<500 { bus.dispatch(Login(userID: "x")) }
-        }
+        #expect(
+            concurrently(4) { _ in
+                for _ in 0..<500 { bus.dispatch(Login(userID: "x")) }
+            })
         token.dispose()
         #expect(dispatched.value == 2000)
         print("tracer: 4 threads × 500 dispatches, \(dispatched.value) records, the tracer calling into the bus")

@@ -20,7 +20,7 @@ import Testing
 /// "On the main queue" is decided here without the library's internals: a block of the main queue
 /// carries this file's own queue-specific value (on Linux under `swift test` the main queue is
 /// drained by a pool thread, not the process's main thread: see `MainQueue` in ConcurrencySupport).
-@Suite("Lifetimes: main-actor owners are deallocated on the main queue", .tags(.stress))
+@Suite("Lifetimes: main-actor owners are deallocated on the main queue", .tags(.stress), .offThePool)
 struct MainThreadReleaseTests {
     /// What the background thread dispatches: nothing subscribes to it.
     struct Unrelated: Event {}

@@ -7,7 +7,8 @@ import Testing
 /// values' `deinit` may call the bus ("Guarantees": no lock held during user code). The bus's own
 /// deinit already does so (`removeAll` boxes them); a setter must too. So must the registry when it
 /// lets go of the oldest of the handler errors it keeps (a thrown error is a user value).
-@Suite("Lifetimes: a replaced tracer or handler, or a handler error let go of, is released with no lock held")
+@Suite(
+    "Lifetimes: a replaced tracer or handler, or a handler error let go of, is released with no lock held", .offThePool)
 struct ReplacedClosureReleaseTests {
     /// Captured by a closure given to the bus. Its deinit asks a thread of its own to take the
     /// bus's lock and waits for it (`defaultTimeout`): if the lock is held (by the thread running

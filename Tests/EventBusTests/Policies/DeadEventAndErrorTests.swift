@@ -3,7 +3,7 @@ import EventBus
 import Testing
 
 /// DESIGN §7: dead events and throwing handlers.
-@Suite("Policies: dead events and handler errors", .tags(.stress))
+@Suite("Policies: dead events and handler errors", .tags(.stress), .offThePool)
 struct DeadEventAndErrorTests {
     struct Keyed: Event {
         let key: String

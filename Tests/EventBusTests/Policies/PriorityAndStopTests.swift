@@ -3,7 +3,7 @@ import EventBus
 import Testing
 
 /// DESIGN §7: priorities, `handle` and stop, monitors.
-@Suite("Policies: priorities, stop and monitors", .tags(.stress))
+@Suite("Policies: priorities, stop and monitors", .tags(.stress), .offThePool)
 struct PriorityAndStopTests {
     struct Tap: Event {
         var key: String? = nil

@@ -5,7 +5,7 @@ import Testing
 
 /// DESIGN §7: a `.last(n)` dispatch is O(1), and letting go of expired TTL events is bounded work
 /// per operation; both counted, not timed. And the ring that keeps `.last(n)` against an array.
-@Suite("Policies: sticky cost")
+@Suite("Policies: sticky cost", .offThePool)
 struct StickyCostTests {
     struct Message: Event, Equatable {
         var key: String? = nil

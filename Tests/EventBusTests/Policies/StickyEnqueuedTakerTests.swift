@@ -6,7 +6,8 @@ import Testing
 /// DESIGN §7: an `.untilDelivered` event counts as received when a handler runs for it, in every
 /// mode; an enqueued delivery (queue, main actor, an enqueued replay) that finds its subscription
 /// disposed or its owner gone when it runs leaves the event kept for the next taker.
-@Suite("Policies: .untilDelivered received when a handler runs, enqueued deliveries included", .tags(.stress))
+@Suite(
+    "Policies: .untilDelivered received when a handler runs, enqueued deliveries included", .tags(.stress), .offThePool)
 struct StickyEnqueuedTakerTests {
     struct Job: Event, Equatable {
         let id: Int

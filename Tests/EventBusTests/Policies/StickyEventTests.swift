@@ -3,7 +3,7 @@ import EventBus
 import Testing
 
 /// DESIGN §7: sticky events per type and key.
-@Suite("Policies: sticky events", .tags(.stress))
+@Suite("Policies: sticky events", .tags(.stress), .offThePool)
 struct StickyEventTests {
     struct User: Event, Equatable {
         let name: String

@@ -5,7 +5,7 @@ import Testing
 
 /// `.latest(ttl:)`: the expiry queue holds one item per key with a TTL event kept, not one per
 /// dispatch, and the sweep still lets each event go at its own deadline.
-@Suite("Policies: sticky expiry queue")
+@Suite("Policies: sticky expiry queue", .offThePool)
 struct StickyExpiryQueueTests {
     struct Ping: Event {
         var key: String? = nil

@@ -5,7 +5,7 @@ import Testing
 /// `.untilDelivered` is kept exactly when nobody received it, decided from what the delivery
 /// reached: the index's side, where a subscription can be registered with its owner already gone
 /// (the public makers hold the owner while they register, so a replay through them finds it alive).
-@Suite("Policies: .untilDelivered decided after delivery")
+@Suite("Policies: .untilDelivered decided after delivery", .offThePool)
 struct StickyHoldTests {
     struct Note: Event {
         let text: String

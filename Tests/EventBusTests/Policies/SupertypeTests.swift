@@ -2,7 +2,7 @@ import EventBus
 import Testing
 
 /// DESIGN §7: supertypes without reflection.
-@Suite("Policies: supertypes", .tags(.stress))
+@Suite("Policies: supertypes", .tags(.stress), .offThePool)
 struct SupertypeTests {
     protocol ChatActivity: Sendable { var room: String { get } }
     protocol Loud: Sendable {}

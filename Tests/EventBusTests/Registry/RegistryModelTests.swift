@@ -6,7 +6,7 @@ import Testing
 /// Random sequences of links, ends and operations' ticks are checked against a reference model (a
 /// dictionary of live subscriptions) after every step: the counts, the slot table behind tokens,
 /// the ring of owned subscriptions the sweep walks, and the removal of emptied buckets.
-@Suite("Registry: random operations on the state behind the lock match a reference model")
+@Suite("Registry: random operations on the state behind the lock match a reference model", .offThePool)
 struct RegistryModelTests {
     struct Alpha: Event {}
     struct Beta: Event {}

@@ -6,7 +6,7 @@ import Testing
 /// The registry as a state machine, driven directly: each operation's result and what it leaves to
 /// do after unlocking (``AfterUnlock``) are checked without a lock, a thread or a bus around it, the
 /// way swift-nio tests its state machines. (`RegistryModelTests` drives it with random sequences.)
-@Suite("Registry: each operation returns what to do after unlocking")
+@Suite("Registry: each operation returns what to do after unlocking", .offThePool)
 struct RegistryStateMachineTests {
     struct Alpha: Event {}
     struct Beta: Event {}

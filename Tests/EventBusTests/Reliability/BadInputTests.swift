@@ -5,7 +5,7 @@ import Testing
 @testable import EventBusFoundation
 
 /// Battery item 7: DESIGN.md §8. No input crashes the library; each misuse has the documented outcome.
-@Suite("Reliability: bad input", .tags(.stress))
+@Suite("Reliability: bad input", .tags(.stress), .offThePool)
 struct BadInputTests {
     struct Note: Event {
         var key: String? = nil

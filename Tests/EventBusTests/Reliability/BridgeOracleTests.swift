@@ -21,7 +21,7 @@ extension Notification.Name {
 /// or both and dispose, so the bridge's observer for B comes and goes (A keeps 4 stable
 /// subscribers and an inbound typed bridge whose converter refuses every other A post). A shared
 /// logical clock stamps every post and every subscribe/dispose call.
-@Suite("Reliability: bridge oracle", .tags(.stress))
+@Suite("Reliability: bridge oracle", .tags(.stress), .offThePool)
 struct BridgeOracleTests {
     static let posters = 3
     static let churners = 2

@@ -4,7 +4,7 @@ import Testing
 
 /// Issue 10 in the model-based battery: seeded random programs of chain operations (see
 /// ChainModelProgram.swift, which the fuzz target runs too) against the reference model.
-@Suite("Reliability: chain model-based random sequences")
+@Suite("Reliability: chain model-based random sequences", .offThePool)
 struct ChainModelTests {
     @Test("Random chain programs deliver exactly what the reference model delivers, with the same outcomes")
     func randomProgramsMatchTheModel() {

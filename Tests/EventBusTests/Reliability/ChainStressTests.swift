@@ -6,7 +6,7 @@ import Testing
 /// Issue 10, semantic 6: mount, unmount, post, subscribe and dispose on one tree from four threads
 /// at once (run under TSan by the CI's reliability stage). Every post's route must stay a chain
 /// (no node twice, bounded by the tree's size) and every delivery must reach a node of that route.
-@Suite("Reliability: chains under concurrent mount/unmount/post/dispose", .tags(.stress))
+@Suite("Reliability: chains under concurrent mount/unmount/post/dispose", .tags(.stress), .offThePool)
 struct ChainStressTests {
     struct Hop: Event { var from = 0 }
 

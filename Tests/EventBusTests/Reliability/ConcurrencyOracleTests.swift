@@ -13,7 +13,7 @@ import Testing
 /// Battery item 1: the concurrency oracle. 4 threads dispatch, 2 threads subscribe and dispose in a
 /// loop, 8 long-lived subscribers listen; a shared logical clock stamps every call, and the receipts
 /// are checked against the stamps afterwards. Runs `EVENTBUS_STRESS_SECONDS` (default 1) per variant.
-@Suite("Reliability: concurrency oracle", .tags(.stress))
+@Suite("Reliability: concurrency oracle", .tags(.stress), .offThePool)
 struct ConcurrencyOracleTests {
     static let dispatchers = 4
     static let churners = 2

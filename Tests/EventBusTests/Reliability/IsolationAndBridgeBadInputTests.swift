@@ -11,7 +11,7 @@ extension Notification.Name {
 
 /// Battery item 7 (DESIGN.md §8) for the NotificationCenter bridge, main-actor subscribers and
 /// event streams: no input crashes the library; each misuse has the documented outcome.
-@Suite("Reliability: bad input (isolation and bridge paths)", .tags(.stress))
+@Suite("Reliability: bad input (isolation and bridge paths)", .tags(.stress), .offThePool)
 struct IsolationAndBridgeBadInputTests {
     struct Note: Event {
         let thread: Int

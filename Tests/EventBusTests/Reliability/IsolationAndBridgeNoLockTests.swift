@@ -13,7 +13,7 @@ extension Notification.Name {
 /// NotificationCenter bridge: the user code on each path asks a `BusCallProbe` thread to call into
 /// the same bus and waits for it (timed). If the bus held its lock around that user code, the
 /// probe would block on it and the wait would time out: the test fails instead of hanging.
-@Suite("Reliability: no user code under the bus lock (isolation and bridge paths)", .tags(.stress))
+@Suite("Reliability: no user code under the bus lock (isolation and bridge paths)", .tags(.stress), .offThePool)
 struct IsolationAndBridgeNoLockTests {
     struct Ping: Event {}
 
@@ -101,7 +101,8 @@ struct IsolationAndBridgeNoLockTests {
             withExtendedLifetime(stream) {}
         case .streamConsumer:
             let stream = bus.events(of: Ping.self)
-            let consumer = Task {
+            // Its user code waits for the probe: off the cooperative pool (see OffThePool.swift).
+            let consumer = Task(executorPreference: OffThePoolExecutor.shared) {
                 for await _ in stream {
                     userCode()
                     break

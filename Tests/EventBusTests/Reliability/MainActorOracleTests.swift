@@ -16,7 +16,7 @@ import Testing
 /// dispose main-actor subscribers (plain, keyed, owner-passing) and 6 long-lived ones listen. A
 /// shared logical clock stamps every call; the main queue is drained (timed) before checking.
 /// See `MainQueue` for how the main queue is serviced under `swift test` on Linux.
-@Suite("Reliability: main-actor oracle", .tags(.stress))
+@Suite("Reliability: main-actor oracle", .tags(.stress), .offThePool)
 struct MainActorOracleTests {
     /// Dispatching "threads": 0..<3 dispatch on their own threads, 3 dispatches on the main queue.
     static let dispatchers = 4

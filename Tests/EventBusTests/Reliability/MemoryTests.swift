@@ -15,7 +15,7 @@ import Testing
 /// `EVENTBUS_MEMORY_TEST=1 swift test --filter MemoryTests` (CI does this). It is also skipped under
 /// AddressSanitizer (`EVENTBUS_ASAN=1`), whose allocator quarantines freed memory, and where
 /// /proc/self/statm does not exist. Its tests run one after the other: each measures the process.
-@Suite("Reliability: memory", .serialized)
+@Suite("Reliability: memory", .serialized, .offThePool)
 struct MemoryTests {
     struct Cycle: Event {
         var key: String? = nil

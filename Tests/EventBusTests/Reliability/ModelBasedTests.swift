@@ -10,7 +10,7 @@ import Testing
 #endif
 
 /// Battery item 5: seeded random programs against the reference model in ModelProgram.swift.
-@Suite("Reliability: model-based random sequences")
+@Suite("Reliability: model-based random sequences", .offThePool)
 struct ModelBasedTests {
     /// `EVENTBUS_MODEL_SEEDS` (default 200) programs of `EVENTBUS_MODEL_OPS` (default 300) operations;
     /// `EVENTBUS_MODEL_SEED=n` runs seed n alone.

@@ -8,7 +8,7 @@ import Testing
 /// user code asks another thread (a `BusCallProbe`) to call into the same bus and waits for it with
 /// a timeout; if the bus held its lock around the user code, the probe would block on it and the
 /// wait would time out, failing the test instead of hanging it.
-@Suite("Reliability: no user code under the bus lock", .tags(.stress))
+@Suite("Reliability: no user code under the bus lock", .tags(.stress), .offThePool)
 struct NoUserCodeUnderLockTests {
     struct Ping: Event {
         var key: String? = nil

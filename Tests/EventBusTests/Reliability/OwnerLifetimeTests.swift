@@ -14,7 +14,7 @@ import Testing
 /// are released on 4 threads while 2 threads dispatch. No handler may run after its owner's deinit
 /// finished; each owner's deinit probes that it is not running under the bus lock; every handler
 /// closure is released within the documented bound.
-@Suite("Reliability: owner lifetimes", .tags(.stress))
+@Suite("Reliability: owner lifetimes", .tags(.stress), .offThePool)
 struct OwnerLifetimeTests {
     static let owners = 10_000
     static let releasers = 4

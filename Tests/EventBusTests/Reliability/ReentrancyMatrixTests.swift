@@ -13,7 +13,7 @@ import Testing
 /// In the queued mode the queue is held shut until the test's `dispatch` has returned, and the test
 /// waits for the queue to go quiet before its next step, so the order in which the queue runs
 /// deliveries (and releases their closures) does not race with the test.
-@Suite("Reliability: reentrancy matrix", .tags(.stress))
+@Suite("Reliability: reentrancy matrix", .tags(.stress), .offThePool)
 struct ReentrancyMatrixTests {
     enum Mode: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case sync, queued

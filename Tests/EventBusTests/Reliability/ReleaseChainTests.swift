@@ -7,7 +7,7 @@ import Testing
 /// handler's captured `DisposeBag`, an owner-bound stream's feed): reclaiming them must not nest
 /// one release inside the next. Before `ReleaseLoop`, each such release reached the next through
 /// the bus's sweep, and a run of 600 overflowed a 512 KiB stack.
-@Suite("Reliability: releases whose deinits call the bus do not nest")
+@Suite("Reliability: releases whose deinits call the bus do not nest", .offThePool)
 struct ReleaseChainTests {
     /// More than a 512 KiB stack survived when each release nested the next (600 in release
     /// builds, fewer in debug ones).

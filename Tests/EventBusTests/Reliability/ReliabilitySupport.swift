@@ -1,4 +1,5 @@
 import Dispatch
+import Testing
 
 @testable import EventBus
 @testable import EventBusFoundation
@@ -56,6 +57,7 @@ final class BusCallProbe: Sendable {
 
     /// Runs `call` on the probe's thread and returns whether it finished within `timeout`.
     func completes(timeout: DispatchTimeInterval = .seconds(2), _ call: @escaping @Sendable () -> Void) -> Bool {
+        requireOffThePool("BusCallProbe.completes")
         let done = DispatchSemaphore(value: 0)
         queue.async {
             call()
@@ -230,17 +232,19 @@ func checkWindow(
     return (received, required)
 }
 
-/// A task executor on a concurrent dispatch queue (threads of its own, outside the cooperative
-/// pool). The stream oracle runs its consumers here: when the reliability suites run in parallel,
-/// synchronous stress tests occupy the cooperative pool (2 threads on 2 cores) for seconds, and
-/// consumers starved of it would turn a stress test into a wait.
+/// A task executor outside the cooperative pool: each job on a serial queue of its own, which
+/// Dispatch runs on its overcommit pool. The stream oracle runs its consumers here, so that they do
+/// not compete for the pool with the actor deliveries of the suites running beside it. (It used a
+/// concurrent queue, meaning to leave the pool; on Linux a concurrent queue's threads *are* the
+/// pool's: Dispatch's non-overcommit root queue, which Swift's global executor uses.)
 final class QueueTaskExecutor: TaskExecutor {
-    private let queue: DispatchQueue
+    private let label: String
 
-    init(label: String) { queue = DispatchQueue(label: label, attributes: .concurrent) }
+    init(label: String) { self.label = label }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        let executor = asUnownedTaskExecutor()
+        DispatchQueue(label: label).async { job.runSynchronously(on: executor) }
     }
 }

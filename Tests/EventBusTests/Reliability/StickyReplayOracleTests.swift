@@ -6,7 +6,7 @@ import Testing
 /// Sticky replay against concurrent sticky dispatches (the race greenrobot #50 had): a subscriber
 /// that joins while events are being dispatched gets every event from the one it joined at, each
 /// exactly once — replayed or live, never both, never neither — and, when queued, in order.
-@Suite("Reliability: sticky replay vs concurrent dispatch", .tags(.stress))
+@Suite("Reliability: sticky replay vs concurrent dispatch", .tags(.stress), .offThePool)
 struct StickyReplayOracleTests {
     struct Tick: Event {
         let serial: Int

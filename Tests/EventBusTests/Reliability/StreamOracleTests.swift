@@ -16,7 +16,7 @@ import Testing
 /// breaking out of its loop (dropping the stream); 2 long-lived streams listen throughout. Each
 /// event carries the clock stamp taken before its dispatch, so a consumer can stop right after a
 /// given time.
-@Suite("Reliability: stream oracle", .tags(.stress))
+@Suite("Reliability: stream oracle", .tags(.stress), .offThePool)
 struct StreamOracleTests {
     static let dispatchers = 4
     static let churners = 2

@@ -9,7 +9,7 @@ import Testing
 /// both in what introspection says and in what a dispatch does.
 ///
 /// A new option or shape is added to `Option` or `Shape` below (CONTRIBUTING.md's recipe says so).
-@Suite("Subscriber options: each option takes effect on every subscription shape")
+@Suite("Subscriber options: each option takes effect on every subscription shape", .offThePool)
 @MainActor
 struct OptionsByShapeTests {
     /// The maker steps that keep a shape: each one's effect is checked on every shape.

@@ -11,10 +11,12 @@ import Testing
 /// The longest any single wait in the suite may block.
 let defaultTimeout: DispatchTimeInterval = .seconds(10)
 
-/// The longest a test waits for work that needs the cooperative pool: deliveries to an actor, a
-/// stream's consuming task. The pool has as many threads as cores, and Swift Testing's synchronous
-/// tests run on it too: in a full run on 2 cores, two long ones have held both threads for 21 s,
-/// and an actor's drain waited behind them (in CI's ThreadSanitizer stage, a stream's consumer did).
+/// The longest a test waits for work that needs the cooperative pool: deliveries to an actor (a
+/// drain starts as a task there), a stream's consuming task. The pool has as many threads as
+/// cores. The tests no longer run on it (`OffThePool.swift`): before, two long synchronous tests
+/// held both of CI's 2 threads for 21 s, and three actor tests once waited 136 s behind such
+/// tests. What is left is CPU: the sanitizer stages share 2 cores with everything else, so this
+/// stays generous.
 let actorTimeout: DispatchTimeInterval = .seconds(90)
 
 /// A value shared between a test and handlers running on other threads.
@@ -41,10 +43,11 @@ extension Shared where Value == Int {
 /// became true. The suite's one polling helper: blocking here, suspending in its async form below.
 @discardableResult
 func waitUntil(timeout: DispatchTimeInterval = defaultTimeout, _ condition: () -> Bool) -> Bool {
+    requireOffThePool("waitUntil (the blocking one)")
     let deadline = DispatchTime.now() + timeout
     while !condition() {
         if DispatchTime.now() > deadline { return false }
-        usleepMilliseconds(1)
+        pause(milliseconds: 1)
     }
     return true
 }
@@ -56,13 +59,28 @@ func waitUntil(timeout: DispatchTimeInterval = defaultTimeout, _ condition: () -
     let deadline = DispatchTime.now() + timeout
     while !condition() {
         if DispatchTime.now() > deadline { return false }
-        try? await Task.sleep(nanoseconds: 1_000_000)
+        await suspend(milliseconds: 1)
     }
     return true
 }
 
+/// Suspends the calling task for `milliseconds`, woken by a timer on a queue of the suite's own.
+/// Not `Task.sleep`: its timer fires on the cooperative pool (a task executor cannot schedule
+/// one), so each wake-up would wait for a free pool thread, the very thing a test of actor
+/// deliveries must not depend on; the task resumes on its own executor (see OffThePool.swift).
+func suspend(milliseconds: Int) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        timerQueue.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { continuation.resume() }
+    }
+}
+
+/// The queue whose timers wake ``suspend(milliseconds:)`` and ``AsyncWait`` (a thread of
+/// Dispatch's overcommit pool).
+let timerQueue = DispatchQueue(label: "EventBusTests.timers")
+
 /// Waits until every block enqueued on `queue` before this call has run.
 func drain(_ queue: DispatchQueue, timeout: DispatchTimeInterval = defaultTimeout) -> Bool {
+    requireOffThePool("drain(_:)")
     let done = DispatchSemaphore(value: 0)
     queue.async { done.signal() }
     return done.wait(timeout: .now() + timeout) == .success
@@ -71,6 +89,7 @@ func drain(_ queue: DispatchQueue, timeout: DispatchTimeInterval = defaultTimeou
 /// Runs `body` on a new thread and waits for it (with a timeout); returns whether it finished.
 @discardableResult
 func onAnotherThread(timeout: DispatchTimeInterval = defaultTimeout, _ body: @escaping @Sendable () -> Void) -> Bool {
+    requireOffThePool("onAnotherThread")
     let done = DispatchSemaphore(value: 0)
     Thread.detach {
         body()
@@ -85,6 +104,7 @@ func onAnotherThread(timeout: DispatchTimeInterval = defaultTimeout, _ body: @es
 func onThread(
     stackSize: Int, timeout: DispatchTimeInterval = defaultTimeout, _ body: @escaping @Sendable () -> Void
 ) -> Bool {
+    requireOffThePool("onThread(stackSize:)")
     let done = DispatchSemaphore(value: 0)
     let thread = Foundation.Thread {
         body()
@@ -100,6 +120,7 @@ func onThread(
 func concurrently(
     _ count: Int, timeout: DispatchTimeInterval = defaultTimeout, _ body: @escaping @Sendable (Int) -> Void
 ) -> Bool {
+    requireOffThePool("concurrently")
     let group = DispatchGroup()
     for index in 0..<count {
         group.enter()
@@ -120,7 +141,13 @@ func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     }
 }
 
-func usleepMilliseconds(_ milliseconds: Int) {
+/// Blocks the calling thread for `milliseconds` (a slow handler, a pause between two steps).
+func usleepMilliseconds(_ milliseconds: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+    requireOffThePool("usleepMilliseconds", sourceLocation: sourceLocation)
+    pause(milliseconds: milliseconds)
+}
+
+private func pause(milliseconds: Int) {
     let done = DispatchSemaphore(value: 0)
     _ = done.wait(timeout: .now() + .milliseconds(milliseconds))
 }

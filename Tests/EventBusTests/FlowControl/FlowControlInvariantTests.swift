@@ -7,7 +7,7 @@ import Testing
 /// off-thread mode and bound, disposes, actor deaths, a cancelled stream and a bus released with
 /// deliveries waiting — every delivery offered to a mailbox is accounted for, exactly:
 /// offered = delivered + dropped + pending + ended unrun.
-@Suite("Flow control: the delivery invariant under load", .tags(.stress))
+@Suite("Flow control: the delivery invariant under load", .tags(.stress), .offThePool)
 struct FlowControlInvariantTests {
     struct Load: Event {
         let number: Int

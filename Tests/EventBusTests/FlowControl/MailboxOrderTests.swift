@@ -6,7 +6,7 @@ import Testing
 /// Issue 41, findings 3 and 4: one mailbox per (actor, bus) and per (queue, bus), shared by their
 /// subscriptions, in dispatch order; a drain runs a bounded batch and leaves the actor; it runs at
 /// the priority of the highest delivery waiting.
-@Suite("Flow control: order across an actor's subscriptions, bounded batches, priority")
+@Suite("Flow control: order across an actor's subscriptions, bounded batches, priority", .offThePool)
 struct MailboxOrderTests {
     struct Tick: Event {
         let number: Int
@@ -63,26 +63,60 @@ struct MailboxOrderTests {
         for token in tokens { token.dispose() }
     }
 
-    @Test(
-        "A drain leaves the actor after a bounded batch: an actor method called during a flood runs before the flood ends"
-    )
+    /// An executor on a queue a test can suspend: deliveries then wait for the actor without any
+    /// thread blocked (the drain's task waits to hop onto it). Kept in a `static let`: the runtime
+    /// refers to an actor's executor unowned.
+    final class SuspendableExecutor: SerialExecutor {
+        let queue: DispatchQueue
+
+        init(label: String) {
+            queue = DispatchQueue(label: label)
+        }
+
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            let executor = asUnownedSerialExecutor()
+            queue.async { job.runSynchronously(on: executor) }
+        }
+
+        func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+    }
+
+    /// An actor on a ``SuspendableExecutor``.
+    actor HeldLog {
+        static let batchExecutor = SuspendableExecutor(label: "MailboxOrderTests.batch")
+        static let priorityExecutor = SuspendableExecutor(label: "MailboxOrderTests.priority")
+        let executor: SuspendableExecutor
+        var handled = 0
+        var handledWhenCalled: Int?
+        var priorities: [TaskPriority] = []
+        let count = Shared(0)
+
+        init(on executor: SuspendableExecutor) {
+            self.executor = executor
+        }
+
+        nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+        func mark() { handledWhenCalled = handled }
+    }
+
+    @Test("A drain leaves the actor after a bounded batch: an actor method called during a flood runs before the flood ends")
     func boundedBatch() async {
         let bus = EventBus()
-        let log = Log()
+        let log = HeldLog(on: HeldLog.batchExecutor)
         let total = 20_000
-        let gate = DispatchSemaphore(value: 0)
-        let token = bus.on(Tick.self).isolated(to: log).next { log, tick in
-            if tick.number == 0 { _ = gate.wait(timeout: .now() + .seconds(30)) }
+        let token = bus.on(Tick.self).isolated(to: log).next { log, _ in
             log.handled += 1
             log.count.increment()
         }
-        // The first delivery holds the actor (off the pool's other thread) until every event waits.
+        // The actor's queue is held: the drain's task waits to hop onto it, then the method's call.
+        HeldLog.batchExecutor.queue.suspend()
         await offThePool { for number in 0..<total { bus.dispatch(Tick(number: number)) } }
-        // The method's job waits on the actor behind the running batch (off the pool meanwhile, so
-        // the task can start and reach the actor).
+        await offThePool { usleepMilliseconds(50) }  // the drain's task reaches the actor's queue first
         let marked = Task.detached { await log.mark() }
         await offThePool { usleepMilliseconds(50) }
-        gate.signal()
+        HeldLog.batchExecutor.queue.resume()
         await marked.value
         #expect(await waitUntil(timeout: actorTimeout) { log.count.value == total })
         let handledWhenCalled = await log.handledWhenCalled ?? total
@@ -91,20 +125,19 @@ struct MailboxOrderTests {
         token.dispose()
     }
 
-    @Test("A .high delivery behind a .background one runs at .high or above")
+    @Test("A .high delivery behind .background ones runs at .high or above")
     func drainPriority() async {
         let bus = EventBus()
-        let log = Log()
-        let gate = DispatchSemaphore(value: 0)
-        let token = bus.on(Tick.self).isolated(to: log).next { log, tick in
-            if tick.number == 0 { _ = gate.wait(timeout: .now() + .seconds(30)) }
+        let log = HeldLog(on: HeldLog.priorityExecutor)
+        let token = bus.on(Tick.self).isolated(to: log).next { log, _ in
             log.priorities.append(Task.currentPriority)
             log.count.increment()
         }
+        HeldLog.priorityExecutor.queue.suspend()
         await Task.detached(priority: .background) { bus.dispatch(Tick(number: 0)) }.value
         await Task.detached(priority: .background) { bus.dispatch(Tick(number: 1)) }.value
         await Task.detached(priority: .high) { bus.dispatch(Tick(number: 2)) }.value
-        gate.signal()
+        HeldLog.priorityExecutor.queue.resume()
         #expect(await waitUntil(timeout: actorTimeout) { log.count.value == 3 })
         let priorities = await log.priorities
         print("drain priority: deliveries ran at \(priorities.map(\.rawValue))")

@@ -7,7 +7,7 @@ import Testing
 /// (the propagator is read under that lock, and `capture()` is user code): a debug build trapped
 /// ("re-entrant use of a bus lock"), a release build hung every later call on the bus. Nothing
 /// that enqueues runs under the bus's lock now.
-@Suite("Flow control: a replay enqueued with a context propagator set")
+@Suite("Flow control: a replay enqueued with a context propagator set", .offThePool)
 struct ReplayUnderPropagatorTests {
     struct Kept: Event {
         let value: Int

@@ -5,8 +5,9 @@
 //   EVENTBUS_POSTGRES_URL=... PEER_CHANNEL=t_abc PEER_NAME=peer PEER_SEND=200 PEER_EXPECT=100 ClusterPeer
 //
 // With PEER_CONSUMER set (DurableTests): a durable receiver with that consumer name (batches of
-// PEER_BATCH rows) that says "ready", then "got <from> <n>" from the handler of each ping and
-// "redelivered <count>" for each such issue, until it is killed.
+// PEER_BATCH rows) that says "ready", then "got <from> <n>" from the handler of each ping (which
+// then sleeps PEER_DELAY_MS milliseconds, 0 by default: a batch in flight long enough to be killed
+// in), "redelivered <count>" and "expired <count>" for each such issue, until it is killed.
 import ClusterSupport
 import EventBus
 import EventBusPostgres
@@ -35,9 +36,14 @@ func runDurableReceiver(url: DatabaseURL, channel: String, consumer: String) asy
     settings.delivery = .durable(durable)
     let node = try ClusterNode(name: "\(channel)_\(consumer)", url: url, channel: channel, configuration: settings)
     node.bridge.register(Ping.self, as: "test.ping.v1")
-    let pings = node.bus.on(Ping.self).next { say("got \($0.from) \($0.n)") }
+    let delay = Double(ProcessInfo.processInfo.environment["PEER_DELAY_MS"] ?? "") ?? 0
+    let pings = node.bus.on(Ping.self).next { ping in
+        say("got \(ping.from) \(ping.n)")
+        if delay > 0 { Thread.sleep(forTimeInterval: delay / 1000) }
+    }
     let issues = node.bus.on(BridgeIssue.self).next { issue in
         if case .redelivered(_, let count) = issue { say("redelivered \(count)") }
+        if case .expired(_, let count) = issue { say("expired \(count)") }
     }
     try await node.start()
     say("ready")

@@ -17,6 +17,9 @@ public final class InMemoryNetwork: Sendable {
     /// The largest payload the network's transports carry, in UTF-8 bytes.
     public let maximumPayloadBytes: Int
 
+    /// The channel's name, which the MACs of its bridges cover (``RemoteTransport/channel``).
+    public let channel: String
+
     private let state = Locked(State())
 
     private struct State {
@@ -29,14 +32,15 @@ public final class InMemoryNetwork: Sendable {
         var connected: Bool
     }
 
-    /// A network whose payloads may take up to `maximumPayloadBytes` (PostgreSQL's NOTIFY limit by
-    /// default).
+    /// A network named `channel` whose payloads may take up to `maximumPayloadBytes` (PostgreSQL's
+    /// NOTIFY limit by default).
     ///
     /// ```swift
     /// let network = InMemoryNetwork(maximumPayloadBytes: 1_000)
     /// ```
-    public init(maximumPayloadBytes: Int = 7_999) {
+    public init(maximumPayloadBytes: Int = 7_999, channel: String = "in-memory") {
         self.maximumPayloadBytes = maximumPayloadBytes
+        self.channel = channel
     }
 
     /// A new transport on this network, connected; one per bridge.
@@ -125,6 +129,9 @@ public final class InMemoryTransport: RemoteTransport {
 
     /// The network's ``InMemoryNetwork/maximumPayloadBytes``.
     public var maximumPayloadBytes: Int { network.maximumPayloadBytes }
+
+    /// The network's ``InMemoryNetwork/channel``.
+    public var channel: String { network.channel }
 
     /// Hands `payloads` to the network, which queues them to every connected transport.
     ///

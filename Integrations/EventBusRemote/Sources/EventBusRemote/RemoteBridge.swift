@@ -67,6 +67,12 @@ public final class RemoteBridge: Sendable {
         let origin: UUID
         let authenticator: Authenticator?
         let maximumPayloadBytes: Int
+        /// How this bridge writes envelopes: the version, the channel its MACs cover.
+        let format: Envelope.Format
+        /// Whether it reads envelope version 2.
+        let acceptsPreviousVersion: Bool
+        /// The freshness limits of live envelopes (``Configuration/maximumClockSkew``).
+        let freshness: Freshness
         let registry = Locked(Registry())
         let publisher: SerialPublisher
         let metrics: BridgeMetrics
@@ -80,11 +86,18 @@ public final class RemoteBridge: Sendable {
             let done: CheckedContinuation<Void, Never>
         }
 
-        init(bus: EventBus, maximumPayloadBytes: Int, configuration: Configuration) {
+        init(bus: EventBus, maximumPayloadBytes: Int, channel: String, configuration: Configuration) {
             self.bus = bus
             let origin = UUID()
             self.origin = origin
             self.maximumPayloadBytes = maximumPayloadBytes
+            let previous = configuration.previousEnvelopeVersion
+            format = Envelope.Format(
+                version: previous == .published ? Envelope.previousVersion : Envelope.version, channel: channel)
+            acceptsPreviousVersion = previous != .refused
+            freshness = Freshness(
+                skew: configuration.maximumClockSkew, maximumAge: configuration.maximumEnvelopeAge,
+                queued: configuration.publishTimeout)
             authenticator = configuration.authenticationKey.map(Authenticator.init(key:))
             publisher = SerialPublisher(
                 capacity: max(1, configuration.publishBufferCapacity), maximumBytes: maximumPayloadBytes)
@@ -125,7 +138,9 @@ public final class RemoteBridge: Sendable {
     public init(bus: EventBus, transport: any RemoteTransport, configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.transport = transport
-        core = Core(bus: bus, maximumPayloadBytes: transport.maximumPayloadBytes, configuration: configuration)
+        core = Core(
+            bus: bus, maximumPayloadBytes: transport.maximumPayloadBytes, channel: transport.channel,
+            configuration: configuration)
         inbox = RemoteInbox(core: core, window: configuration.duplicateWindow)
     }
 
@@ -177,7 +192,7 @@ public final class RemoteBridge: Sendable {
     public func publish<E: Event & Codable>(_ event: E) async throws {
         let fields = try encode(event, transactional: false)
         let admission = core.publisher.admit(wireName: fields.wireName) { sequence in
-            Envelope.event(fields, sequence: sequence, signer: core.authenticator)
+            Envelope.event(fields, sequence: sequence, format: core.format, signer: core.authenticator)
         }
         switch admission {
         case .refused(let error, let bytes):
@@ -220,7 +235,7 @@ public final class RemoteBridge: Sendable {
     public func transactionalEnvelope<E: Event & Codable>(for event: E) throws -> String {
         let fields = try encode(event, transactional: true)
         let made = core.publisher.transactional { sequence in
-            Envelope.event(fields, sequence: sequence, signer: core.authenticator)
+            Envelope.event(fields, sequence: sequence, format: core.format, signer: core.authenticator)
         }
         guard let envelope = made.envelope else {
             core.report(.payloadTooLarge(wireName: fields.wireName, bytes: made.bytes))

@@ -7,7 +7,8 @@ import Testing
 struct StateTests {
     /// The parsed form of `text`, which must be an event envelope.
     static func received(_ text: String) throws -> Envelope.Received {
-        guard case .event(let envelope) = Envelope.parse(text, maximumBytes: 7_999, verifier: nil) else {
+        guard case .event(let envelope) = Envelope.parse(
+            text, maximumBytes: 7_999, verifier: nil, channel: "", acceptsPrevious: true) else {
             throw ParseFailure()
         }
         return envelope
@@ -29,7 +30,8 @@ struct StateTests {
                 case .admitted = publisher.admit(
                     wireName: "test.ping.v1",
                     build: { sequence in
-                        let text = Envelope.event(fields, sequence: sequence, signer: nil)
+                        let text = Envelope.event(
+                            fields, sequence: sequence, format: Envelope.Format(version: 3, channel: ""), signer: nil)
                         envelopes.append(text)
                         return text
                     })

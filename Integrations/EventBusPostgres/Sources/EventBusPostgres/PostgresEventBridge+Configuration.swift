@@ -49,6 +49,38 @@ extension PostgresEventBridge {
         /// instance (`RemoteBridge.Configuration.authenticationKey`).
         public var authenticationKey: Data?
 
+        /// With a key, how far apart the instances' wall clocks may be; default 2 s
+        /// (`RemoteBridge.Configuration.maximumClockSkew`, which says what it refuses).
+        ///
+        /// At most once, a signed envelope NOTIFYed again to a receiver that began listening more
+        /// than this plus ``publishTimeout`` after it was signed (a restarted instance, typically) is
+        /// refused as a stale replay (`BridgeIssue.stale(origin:sequence:reason:)`). Durable
+        /// receivers take events only from the outbox, so no clock is involved there.
+        ///
+        /// ```swift
+        /// settings.maximumClockSkew = .seconds(1)
+        /// ```
+        public var maximumClockSkew: Duration = .seconds(2)
+
+        /// With a key, the oldest envelope a receiver takes from a NOTIFY, by its publisher's clock;
+        /// default 5 minutes (`RemoteBridge.Configuration.maximumEnvelopeAge`). It also bounds a
+        /// transaction that publishes at most once: its envelope is signed at `publish(_:in:)`,
+        /// delivered at COMMIT.
+        ///
+        /// ```swift
+        /// settings.maximumEnvelopeAge = .seconds(60)
+        /// ```
+        public var maximumEnvelopeAge: Duration = .seconds(300)
+
+        /// Whether the bridge reads and writes envelope version 2, the format before version 3
+        /// (signed timestamps, channel-bound MACs): the steps of a rolling upgrade; default
+        /// `.refused` (`RemoteBridge.PreviousEnvelopeVersion` describes the three steps).
+        ///
+        /// ```swift
+        /// settings.previousEnvelopeVersion = .published   // step 1: old instances still run
+        /// ```
+        public var previousEnvelopeVersion: RemoteBridge.PreviousEnvelopeVersion = .refused
+
         /// How events reach the other instances: ``Delivery/atMostOnce`` (the default: a NOTIFY
         /// each, nothing stored) or ``Delivery/durable(_:)`` (an outbox table and a cursor per
         /// consumer). Every instance on a channel must use the same kind.

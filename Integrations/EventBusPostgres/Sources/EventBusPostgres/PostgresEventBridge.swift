@@ -144,6 +144,9 @@ public final class PostgresEventBridge: Service, Sendable {
         settings.publishBufferCapacity = configuration.publishBufferCapacity
         settings.publishTimeout = configuration.publishTimeout
         settings.authenticationKey = configuration.authenticationKey
+        settings.maximumClockSkew = configuration.maximumClockSkew
+        settings.maximumEnvelopeAge = configuration.maximumEnvelopeAge
+        settings.previousEnvelopeVersion = configuration.previousEnvelopeVersion
         remote = RemoteBridge(bus: bus, transport: transport, configuration: settings)
     }
 

@@ -39,7 +39,8 @@ extension PostgresBridgeTests.DurableTests {
             let total = 100
             let batch = 20
             // Each handler takes 25 ms: a batch of 20 is in flight for half a second.
-            let first = try DurableReceiverProcess(channel: channel, consumer: "peer", batch: batch, delayMilliseconds: 25)
+            let first = try DurableReceiverProcess(
+                channel: channel, consumer: "peer", batch: batch, delayMilliseconds: 25)
             #expect(await first.wait { $0.lines.contains("ready") }, "\(first.lines)")
             for n in 1...total { try await local.bridge.publish(Ping(from: "local", n: n)) }
             // Killed inside its second batch: 21...40 claimed, a few of them handled.

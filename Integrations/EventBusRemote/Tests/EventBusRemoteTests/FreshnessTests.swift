@@ -59,7 +59,9 @@ struct FreshnessTests {
         #expect(restarted.numbers(from: a) == [1, 4])
     }
 
-    @Test("with a key, an envelope signed longer ago than maximumEnvelopeAge is refused by a receiver listening all along")
+    @Test(
+        "with a key, an envelope signed longer ago than maximumEnvelopeAge is refused by a receiver listening all along"
+    )
     func tooOld() async throws {
         let network = InMemoryNetwork()
         let configure: (inout RemoteBridge.Configuration) -> Void = {
@@ -135,7 +137,9 @@ struct FreshnessTests {
     @Test("with a key, a version 2 envelope signed by an upgrading instance is read by one that accepts version 2")
     func signedPreviousVersion() async throws {
         let network = InMemoryNetwork()
-        let upgrading = try await Node("upgrading", on: network, key: key(3)) { $0.previousEnvelopeVersion = .published }
+        let upgrading = try await Node("upgrading", on: network, key: key(3)) {
+            $0.previousEnvelopeVersion = .published
+        }
         let reading = try await Node("reading", on: network, key: key(3)) { $0.previousEnvelopeVersion = .accepted }
         try await upgrading.publish(1)
         #expect(await reading.waitFor(upgrading, 1))

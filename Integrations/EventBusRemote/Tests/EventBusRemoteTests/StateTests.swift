@@ -7,8 +7,10 @@ import Testing
 struct StateTests {
     /// The parsed form of `text`, which must be an event envelope.
     static func received(_ text: String) throws -> Envelope.Received {
-        guard case .event(let envelope) = Envelope.parse(
-            text, maximumBytes: 7_999, verifier: nil, channel: "", acceptsPrevious: true) else {
+        guard
+            case .event(let envelope) = Envelope.parse(
+                text, maximumBytes: 7_999, verifier: nil, channel: "", acceptsPrevious: true)
+        else {
             throw ParseFailure()
         }
         return envelope

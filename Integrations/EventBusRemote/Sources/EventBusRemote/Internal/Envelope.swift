@@ -167,7 +167,8 @@ enum Envelope {
         }
         if stated > version {
             return .invalid(
-                reason: "envelope version \(stated) is newer than this instance reads (\(previousVersion) and \(version)): "
+                reason:
+                    "envelope version \(stated) is newer than this instance reads (\(previousVersion) and \(version)): "
                     + "upgrade it")
         }
         if stated < previousVersion || (stated == previousVersion && !acceptsPrevious) {

@@ -17,7 +17,12 @@ public final class InMemoryNetwork: Sendable {
     /// The largest payload the network's transports carry, in UTF-8 bytes.
     public let maximumPayloadBytes: Int
 
-    /// The channel's name, which the MACs of its bridges cover (``RemoteTransport/channel``).
+    /// The channel's name, which the MACs of its bridges cover (``RemoteTransport/channel``);
+    /// `"in-memory"` by default.
+    ///
+    /// ```swift
+    /// let other = InMemoryNetwork(channel: "billing")   // a key's envelopes from one do not verify on the other
+    /// ```
     public let channel: String
 
     private let state = Locked(State())
@@ -131,6 +136,10 @@ public final class InMemoryTransport: RemoteTransport {
     public var maximumPayloadBytes: Int { network.maximumPayloadBytes }
 
     /// The network's ``InMemoryNetwork/channel``.
+    ///
+    /// ```swift
+    /// assert(transport.channel == network.channel)
+    /// ```
     public var channel: String { network.channel }
 
     /// Hands `payloads` to the network, which queues them to every connected transport.

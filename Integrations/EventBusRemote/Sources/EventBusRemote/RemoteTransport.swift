@@ -24,7 +24,11 @@
 public protocol RemoteTransport: Sendable {
     /// The name of the channel the transport carries, the same on every instance: with a shared
     /// key, every MAC covers it, so an envelope signed for one channel is refused on another.
-    /// The empty string by default (MACs then bind no channel).
+    /// The empty string by default (MACs then bind no channel). Read once, when the bridge is made.
+    ///
+    /// ```swift
+    /// var channel: String { "app_events" }
+    /// ```
     var channel: String { get }
 
     /// The largest payload the transport carries, in UTF-8 bytes; the bridge refuses a publish

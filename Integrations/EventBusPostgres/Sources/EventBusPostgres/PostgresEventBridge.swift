@@ -52,7 +52,10 @@ public import ServiceLifecycle
 ///   on a NIO event loop and never under a lock of the bridge.
 /// - **Untrusted input.** Any database role can NOTIFY any channel: only registered wire names
 ///   decode, foreign, malformed or oversized payloads are reported and skipped, and an (origin,
-///   sequence) is recorded only once its envelope has authenticated and decoded.
+///   sequence) is recorded only once its envelope has authenticated and decoded. With a key, a
+///   NOTIFY replaying a recorded envelope to an instance restarted since is refused
+///   (`BridgeIssue.stale(origin:sequence:reason:)`); a durable receiver takes events only from the
+///   outbox (an event NOTIFYed to it is refused: `BridgeIssue.notFromStore(origin:sequence:)`).
 ///
 /// > Important: Without ``Configuration/authenticationKey``, any role that can `NOTIFY` on the
 /// > channel can forge events under any origin and suppress an instance's real events (by
@@ -223,8 +226,10 @@ public final class PostgresEventBridge: Service, Sendable {
     /// every ``Durable/cleanupInterval``; call it to clean at a time of your choosing.
     ///
     /// Each statement deletes at most 1,000 rows, in a transaction of its own, through `client`:
-    /// publishers insert meanwhile without waiting. A consumer that had not read a row deleted
-    /// for the limits reports `BridgeIssue.expired(consumer:count:)` at its next batch. Does
+    /// publishers insert meanwhile without waiting. A consumer whose cursor had not passed a row
+    /// deleted for the limits reports `BridgeIssue.expired(consumer:count:)` at its next batch. A
+    /// consumer's claimed, unacknowledged batch is never deleted: a consumer killed mid-batch gets
+    /// it again when it restarts (`BridgeIssue.redelivered(consumer:count:)`). Does
     /// nothing and returns 0 at most once. Cost: O(rows deleted × consumers of the channel), plus an
     /// index lookup per statement; at most 100 statements per kind per call.
     ///

@@ -35,7 +35,16 @@ public import Foundation
 /// - **Integrity.** An (origin, sequence) is recorded only once its envelope has authenticated and
 ///   decoded as a registered type, so a refused envelope never makes a later real one a
 ///   "duplicate". With ``Configuration/authenticationKey`` every envelope carries an HMAC-SHA256
-///   and one without a valid MAC is refused.
+///   (over the channel's name too) and one without a valid MAC is refused.
+/// - **Replays across restarts** (with a key). Envelopes carry their publisher's signed wall clock:
+///   an envelope received live that was signed before this receiver's listening period began
+///   (beyond ``Configuration/maximumClockSkew`` plus ``Configuration/publishTimeout``), longer ago
+///   than ``Configuration/maximumEnvelopeAge``, or in its future is refused
+///   (``BridgeIssue/stale(origin:sequence:reason:)``), so a process that never saw an envelope does
+///   not deliver its replay. A durable transport takes events only from its store
+///   (``RemoteInbox/deliverSignal(_:)`` refuses events on its wake-up channel).
+/// - **No false loss.** With a key, an authenticated envelope of an unregistered wire name or an
+///   undecodable payload is recorded, so the next event of its origin is not reported as missed.
 ///
 /// > Important: Without a shared key, anyone who can send on the channel (for PostgreSQL: any role
 /// > that can `NOTIFY`, which is every role by default) can forge events under any origin, and can

@@ -87,3 +87,68 @@ extension PostgresBridgeTests.DurableTests {
         }
     }
 }
+
+extension PostgresBridgeTests.DurableTests {
+    @Test(
+        "retention racing a slow consumer (a bound of 20 rows, cleaned again and again while it reads): every event handled once or counted as expired, never both, never neither"
+    )
+    func retentionRacingAReader() async throws {
+        let channel = PostgresBridgeTests.uniqueChannel()
+        var settings = PostgresEventBridge.Configuration()
+        var durable = PostgresEventBridge.Durable(consumer: "-")
+        durable.cleanupInterval = .seconds(3600)  // only the test cleans
+        durable.pollInterval = .milliseconds(50)
+        durable.batchSize = 10
+        settings.delivery = .durable(durable)
+        try await PostgresBridgeTests.withNodes(["a"], configuration: settings, durable: true, channel: channel) {
+            nodes in
+            let a = nodes[0]
+            let b = try PostgresBridgeTests.durableNode("b", channel: channel, configuration: settings)
+            b.bridge.register(Ping.self, as: "test.ping.v1")
+            let handled = Recorder(Ping.self, on: b.bus) { _ in Thread.sleep(forTimeInterval: 0.002) }
+            try await b.start()
+            var bounded = durable
+            bounded.consumer = "cleaner"
+            bounded.retentionCount = 20
+            var boundedSettings = settings
+            boundedSettings.delivery = .durable(bounded)
+            let cleaner = try ClusterNode(
+                name: "\(channel)_cleaner", url: PostgresBridgeTests.url, channel: channel,
+                configuration: boundedSettings)
+            try await cleaner.start()
+            let total = 1_000
+            let cleaning = Task {
+                var deleted = 0
+                while !Task.isCancelled {
+                    deleted += (try? await cleaner.bridge.cleanUpOutbox()) ?? 0
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+                return deleted
+            }
+            for n in 1...total { try await a.bridge.publish(Ping(from: "a", n: n)) }
+            func expired() -> Int {
+                b.issues.events.reduce(0) { sum, issue in
+                    if case .expired("b", let count) = issue { return sum + count }
+                    return sum
+                }
+            }
+            let settled = await handled.wait(timeout: .seconds(60)) { events in
+                Set(events.map(\.n)).count + expired() >= total
+            }
+            cleaning.cancel()
+            let deleted = await cleaning.value
+            try await Task.sleep(for: .milliseconds(300))  // room for a late delivery or report
+            await cleaner.stop()
+            await b.stop()
+            let numbers = handled.events.map(\.n)
+            #expect(settled, "\(Set(numbers).count) handled + \(expired()) expired of \(total)")
+            #expect(Set(numbers).count + expired() == total, "\(Set(numbers).count) handled + \(expired()) expired")
+            #expect(numbers.count == Set(numbers).count, "handled twice")
+            #expect(numbers == numbers.sorted(), "out of order")
+            print(
+                "bridge: retention racing a slow reader: \(total) published, \(numbers.count) handled, "
+                    + "\(expired()) expired, \(deleted) rows deleted by the bound; handled + expired - published = "
+                    + "\(Set(numbers).count + expired() - total)")
+        }
+    }
+}

@@ -100,8 +100,8 @@ public final class PostgresEventBridge: Service, Sendable {
     /// The transport-independent bridge this one is the PostgreSQL transport of.
     public let remote: RemoteBridge
 
-    private let transport: PostgresTransport
-    private let logger: Logger
+    let transport: PostgresTransport
+    let logger: Logger
 
     /// Makes a bridge on `channel`; nothing is opened until ``run()``.
     ///
@@ -273,6 +273,17 @@ public final class PostgresEventBridge: Service, Sendable {
     /// try await group.run()
     /// ```
     public func run() async throws {
-        try await cancelWhenGracefulShutdown { try await self.remote.run() }
+        try await cancelWhenGracefulShutdown {
+            guard let outbox = self.transport.outbox, outbox.settings.scheduling.firesEvents else {
+                return try await self.remote.run()
+            }
+            // Durable: scheduled events are fired beside the receiving, until it ends.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await self.remote.run() }
+                group.addTask { await self.fireUntilCancelled(outbox) }
+                defer { group.cancelAll() }
+                try await group.next()
+            }
+        }
     }
 }

@@ -67,7 +67,7 @@ public final class RemoteBridge: Sendable {
     public let inbox: RemoteInbox
 
     private let transport: any RemoteTransport
-    private let core: Core
+    let core: Core
     private let isRunning = Locked(false)
 
     /// What the publishing and the receiving halves share.
@@ -255,7 +255,7 @@ public final class RemoteBridge: Sendable {
     }
 
     /// The fields of `event`'s envelope; runs the event's `Encodable` code, so never under a lock.
-    private func encode<E: Event & Codable>(_ event: E, transactional: Bool) throws -> Envelope.EventFields {
+    func encode<E: Event & Codable>(_ event: E, transactional: Bool) throws -> Envelope.EventFields {
         guard let wireName = core.registry.withLock({ $0.wireName(of: E.self) }) else {
             throw RemoteBridgeError.unregisteredType(E.self)
         }

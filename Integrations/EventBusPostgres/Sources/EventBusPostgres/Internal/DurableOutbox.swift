@@ -66,6 +66,31 @@ struct DurableOutbox: Sendable {
             updated_at timestamptz NOT NULL DEFAULT now(),
             PRIMARY KEY (channel, consumer))
         """,
+        // Scheduled events (added after the two tables above: an existing database gets it at the
+        // next start, the statements being idempotent).
+        """
+        CREATE TABLE IF NOT EXISTS eventbus_schedule (
+            id uuid PRIMARY KEY,
+            channel text NOT NULL,
+            due_at timestamptz NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+            wire_name text NOT NULL,
+            key_json text,
+            context_json text,
+            payload text NOT NULL,
+            mac text,
+            fired_at timestamptz,
+            cancelled_at timestamptz,
+            refused text)
+        """,
+        """
+        CREATE INDEX IF NOT EXISTS eventbus_schedule_due ON eventbus_schedule (channel, due_at, id)
+            WHERE fired_at IS NULL AND cancelled_at IS NULL
+        """,
+        """
+        CREATE INDEX IF NOT EXISTS eventbus_schedule_done ON eventbus_schedule (channel, (coalesce(fired_at, cancelled_at)))
+            WHERE fired_at IS NOT NULL OR cancelled_at IS NOT NULL
+        """,
     ]
 
     /// How long one statement of a receiver may take before the connection is given up.
@@ -82,7 +107,7 @@ struct DurableOutbox: Sendable {
     /// the task is cancelled, whichever comes first. After `kill -9` of the server, postgres-nio
     /// can leave a statement on the dead connection pending for good; it is then abandoned (left
     /// to its own task), so that the receiver replaces the connection instead of hanging.
-    private func statement<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    func statement<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let outcome = NIOLockedValueBox<Outcome<T>>(.waiting(nil))
         let work = Task { try await body() }
         let timer = Task { [statementTimeout] in
@@ -403,6 +428,7 @@ struct DurableOutbox: Sendable {
                 SELECT count(*) FROM gone
                 """, binds: bindings)
         deleted += try await repeatUntilShort(retained, client, lockingCursors: true)
+        try await cleanUpSchedule(client)
         return deleted
     }
 
@@ -411,7 +437,7 @@ struct DurableOutbox: Sendable {
     /// transaction that first locks every cursor row of the channel (in consumer order, as every
     /// cleaner does), so that no claim or acknowledgement commits between what the deletion sees
     /// of the cursors and its commit (see ``read(after:on:)``).
-    private func repeatUntilShort(_ query: PostgresQuery, _ client: PostgresClient, lockingCursors: Bool = false)
+    func repeatUntilShort(_ query: PostgresQuery, _ client: PostgresClient, lockingCursors: Bool = false)
         async throws -> Int
     {
         let lock: PostgresQuery = """

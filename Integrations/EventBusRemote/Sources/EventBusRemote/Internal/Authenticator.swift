@@ -26,6 +26,18 @@ struct Authenticator: Sendable {
         return String(envelope.dropLast()) + #","m":""# + Self.hex(mac) + #""}"#
     }
 
+    /// The HMAC-SHA256 of `text`'s UTF-8 bytes, as 64 lowercase hex digits (a pending event's MAC).
+    func mac(of text: String) -> String {
+        Self.hex(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key))
+    }
+
+    /// Whether `mac` (64 lowercase hex digits) is the HMAC-SHA256 of `text`, compared in constant time.
+    func isValid(mac: String, of text: String) -> Bool {
+        let digits = Array(mac.utf8)
+        guard digits.count == 64, let bytes = Self.bytes(fromHex: digits[...]) else { return false }
+        return HMAC<SHA256>.isValidAuthenticationCode(bytes, authenticating: Data(text.utf8), using: key)
+    }
+
     /// The unsigned envelope if `text` carries a valid MAC over `context` and the envelope, or why not.
     func verify(_ text: String, context: String = "") -> Result<String, Refusal> {
         let bytes = Array(text.utf8)

@@ -7,7 +7,10 @@
 // With PEER_CONSUMER set (DurableTests): a durable receiver with that consumer name (batches of
 // PEER_BATCH rows) that says "ready", then "got <from> <n>" from the handler of each ping (which
 // then sleeps PEER_DELAY_MS milliseconds, 0 by default: a batch in flight long enough to be killed
-// in), "redelivered <count>" and "expired <count>" for each such issue, until it is killed.
+// in), "redelivered <count>" and "expired <count>" for each such issue, until it is killed. Like
+// every running durable bridge it fires the channel's scheduled events (ScheduleTests), every
+// PEER_FIRE_POLL_MS milliseconds (1,000 by default), PEER_FIRE_BATCH at a time (500), with the
+// database's clock moved PEER_FIRE_AHEAD_S seconds ahead (0).
 import ClusterSupport
 import EventBus
 import EventBusPostgres
@@ -31,7 +34,11 @@ func fail(_ message: String) -> Never {
 /// A durable receiver that says what its handlers ran, until killed.
 func runDurableReceiver(url: DatabaseURL, channel: String, consumer: String) async throws -> Never {
     var durable = PostgresEventBridge.Durable(consumer: consumer)
-    durable.batchSize = Int(ProcessInfo.processInfo.environment["PEER_BATCH"] ?? "") ?? 500
+    let environment = ProcessInfo.processInfo.environment
+    durable.batchSize = Int(environment["PEER_BATCH"] ?? "") ?? 500
+    durable.scheduling.pollInterval = .milliseconds(Int(environment["PEER_FIRE_POLL_MS"] ?? "") ?? 1_000)
+    durable.scheduling.batchSize = Int(environment["PEER_FIRE_BATCH"] ?? "") ?? 500
+    durable.scheduling.clockOffset = .seconds(Int(environment["PEER_FIRE_AHEAD_S"] ?? "") ?? 0)
     var settings = PostgresEventBridge.Configuration()
     settings.delivery = .durable(durable)
     let node = try ClusterNode(name: "\(channel)_\(consumer)", url: url, channel: channel, configuration: settings)

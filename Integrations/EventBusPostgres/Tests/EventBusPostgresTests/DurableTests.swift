@@ -271,7 +271,10 @@ extension PostgresBridgeTests.DurableTests {
         private let output = NIOLockedValueBox("")
         private let pipe = Pipe()
 
-        init(channel: String, consumer: String, batch: Int, delayMilliseconds: Int = 0) throws {
+        /// `extra`: more of the peer's environment variables (its scheduled-event firer's settings).
+        init(
+            channel: String, consumer: String, batch: Int, delayMilliseconds: Int = 0, extra: [String: String] = [:]
+        ) throws {
             let output = self.output
             pipe.fileHandleForReading.readabilityHandler = { handle in
                 let text = String(decoding: handle.availableData, as: UTF8.self)
@@ -283,6 +286,7 @@ extension PostgresBridgeTests.DurableTests {
             environment["PEER_CONSUMER"] = consumer
             environment["PEER_BATCH"] = String(batch)
             environment["PEER_DELAY_MS"] = String(delayMilliseconds)
+            environment.merge(extra) { _, new in new }
             process.environment = environment
             process.standardOutput = pipe
             try process.run()

@@ -1,3 +1,4 @@
+internal import CoreMetrics
 public import EventBus
 
 extension RemoteBridge {

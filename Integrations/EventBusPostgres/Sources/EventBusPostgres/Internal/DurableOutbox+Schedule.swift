@@ -113,6 +113,10 @@ extension DurableOutbox {
         }
     }
 
+    /// The SELECT compares with `statement_timestamp()`, the database's clock when it starts: a
+    /// stable value, so the partial index `eventbus_schedule_due` bounds the scan to the due rows
+    /// (`clock_timestamp()`, volatile, made every pass read every pending row of the channel: 59 ms
+    /// for 100,000 pending rows, against 0.02 ms).
     private func firePass(
         on connection: PostgresConnection, batchSize: Int, offset: Duration,
         seal: @Sendable (DueRow) throws -> String
@@ -122,7 +126,7 @@ extension DurableOutbox {
             """
             SELECT id, wire_name, key_json, context_json, payload, mac FROM eventbus_schedule
             WHERE channel = \(channel) AND fired_at IS NULL AND cancelled_at IS NULL
-                AND due_at <= clock_timestamp() + \(milliseconds)::float8 * interval '1 millisecond'
+                AND due_at <= statement_timestamp() + \(milliseconds)::float8 * interval '1 millisecond'
             ORDER BY due_at, id LIMIT \(batchSize)
             FOR UPDATE SKIP LOCKED
             """, logger: logger)

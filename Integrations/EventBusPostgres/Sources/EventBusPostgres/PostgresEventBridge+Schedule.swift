@@ -207,7 +207,8 @@ extension PostgresEventBridge {
                     transport.client, batchSize: batchSize, offset: settings.clockOffset, seal: sealer(outbox))
             } catch {
                 if Task.isCancelled { break }
-                logger.warning("firing the scheduled events of \(channel) failed: \(PostgresEventBridgeError.describing(error))")
+                logger.warning(
+                    "firing the scheduled events of \(channel) failed: \(PostgresEventBridgeError.describing(error))")
             }
             if taken < batchSize { try? await Task.sleep(for: settings.pollInterval) }
         }

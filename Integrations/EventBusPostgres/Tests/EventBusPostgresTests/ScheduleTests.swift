@@ -73,7 +73,9 @@ extension PostgresBridgeTests {
             return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
         }
 
-        @Test("fires when due by the database's clock (driven ahead), not before; delivered once everywhere, the firer included")
+        @Test(
+            "fires when due by the database's clock (driven ahead), not before; delivered once everywhere, the firer included"
+        )
         func firesWhenDue() async throws {
             let channel = PostgresBridgeTests.uniqueChannel()
             let a = try await Self.node("a", channel: channel, fires: false)
@@ -105,7 +107,8 @@ extension PostgresBridgeTests {
             for node in [c, b, a] { await node.stop() }
         }
 
-        @Test("a cancel before firing wins: never delivered; again: already cancelled; unknown ids; at most once refuses")
+        @Test(
+            "a cancel before firing wins: never delivered; again: already cancelled; unknown ids; at most once refuses")
         func cancelBeforeFiring() async throws {
             let channel = PostgresBridgeTests.uniqueChannel()
             let a = try await Self.node("a", channel: channel, fires: false)
@@ -129,7 +132,9 @@ extension PostgresBridgeTests {
             }
         }
 
-        @Test("a cancel racing the firer, 200 rounds: exactly one wins each time, and the event is delivered exactly when the firer won")
+        @Test(
+            "a cancel racing the firer, 200 rounds: exactly one wins each time, and the event is delivered exactly when the firer won"
+        )
         func cancelRacingTheFirer() async throws {
             let channel = PostgresBridgeTests.uniqueChannel()
             let a = try await Self.node("a", channel: channel, fires: false)
@@ -165,12 +170,16 @@ extension PostgresBridgeTests {
                 "SELECT count(*) FROM eventbus_schedule WHERE channel = \(channel) AND fired_at IS NOT NULL AND cancelled_at IS NOT NULL"
             )
             #expect(both == 0)
-            print("bridge: schedule, cancel racing the firer: \(rounds) rounds, firer won \(fired.count), cancel won \(cancelled.count), delivered \(delivered.count), both 0")
+            print(
+                "bridge: schedule, cancel racing the firer: \(rounds) rounds, firer won \(fired.count), cancel won \(cancelled.count), delivered \(delivered.count), both 0"
+            )
             await b.stop()
             await a.stop()
         }
 
-        @Test("two instances' firers on one schedule (2,000 due at once): each row fired exactly once, counted in a receiver; both fired")
+        @Test(
+            "two instances' firers on one schedule (2,000 due at once): each row fired exactly once, counted in a receiver; both fired"
+        )
         func twoFirers() async throws {
             let channel = PostgresBridgeTests.uniqueChannel()
             let receiver = try await Self.node("receiver", channel: channel, fires: false)
@@ -185,15 +194,23 @@ extension PostgresBridgeTests {
             try await Task.sleep(for: .milliseconds(500))  // room for a duplicate
             let numbers = received.events.map(\.n)
             #expect(all, "received \(numbers.count) of \(total)")
-            #expect(numbers.count == total && Set(numbers) == Set(1...total), "\(numbers.count) received, \(Set(numbers).count) distinct")
+            #expect(
+                numbers.count == total && Set(numbers) == Set(1...total),
+                "\(numbers.count) received, \(Set(numbers).count) distinct")
             let byOrigin = try await Self.firedByOrigin(channel)
-            let (firedA, firedB) = (byOrigin[a.bridge.origin.uuidString] ?? 0, byOrigin[b.bridge.origin.uuidString] ?? 0)
+            let (firedA, firedB) = (
+                byOrigin[a.bridge.origin.uuidString] ?? 0, byOrigin[b.bridge.origin.uuidString] ?? 0
+            )
             #expect(firedA + firedB == total && byOrigin.count == 2, "\(byOrigin)")
-            print("bridge: schedule, two firers: \(total) due at once, a fired \(firedA), b fired \(firedB), received \(numbers.count), distinct \(Set(numbers).count)")
+            print(
+                "bridge: schedule, two firers: \(total) due at once, a fired \(firedA), b fired \(firedB), received \(numbers.count), distinct \(Set(numbers).count)"
+            )
             for node in [a, b, receiver] { await node.stop() }
         }
 
-        @Test("a firer process killed (kill -9) mid-way: another instance takes over, every row fired once, none lost, none twice")
+        @Test(
+            "a firer process killed (kill -9) mid-way: another instance takes over, every row fired once, none lost, none twice"
+        )
         func firerKilled() async throws {
             let channel = PostgresBridgeTests.uniqueChannel()
             let receiver = try await Self.node("receiver", channel: channel, fires: false)
@@ -225,8 +242,10 @@ extension PostgresBridgeTests {
             #expect(await received.wait(timeout: .seconds(60)) { $0.count >= 300 })
             await peer.stop()
             let firedAtKill = try await Self.scalar(
-                Int64.self, "SELECT count(*) FROM eventbus_schedule WHERE channel = \(channel) AND fired_at IS NOT NULL")
-            let takeover = try await Self.node("takeover", channel: channel, fires: true, ahead: .seconds(7200), batch: 50)
+                Int64.self, "SELECT count(*) FROM eventbus_schedule WHERE channel = \(channel) AND fired_at IS NOT NULL"
+            )
+            let takeover = try await Self.node(
+                "takeover", channel: channel, fires: true, ahead: .seconds(7200), batch: 50)
             let all = await received.wait(timeout: .seconds(60)) { $0.count >= total }
             try await Task.sleep(for: .milliseconds(500))  // room for a duplicate
             try await PostgresBridgeTests.withConnection { connection in
@@ -238,11 +257,15 @@ extension PostgresBridgeTests {
             let numbers = received.events.map(\.n)
             let byOrigin = try await Self.firedByOrigin(channel)
             #expect(all, "received \(numbers.count) of \(total)")
-            #expect(numbers.count == total && Set(numbers) == Set(1...total), "\(numbers.count) received, \(Set(numbers).count) distinct")
+            #expect(
+                numbers.count == total && Set(numbers) == Set(1...total),
+                "\(numbers.count) received, \(Set(numbers).count) distinct")
             #expect(byOrigin.values.reduce(0, +) == total, "\(byOrigin)")
             let firedByTakeover = byOrigin[takeover.bridge.origin.uuidString] ?? 0
             #expect((firedAtKill ?? 0) < total && firedByTakeover > 0, "killed at \(firedAtKill ?? -1) of \(total)")
-            print("bridge: schedule, firer killed (kill -9) after \(firedAtKill ?? -1) of \(total) fired: the other instance fired \(firedByTakeover), received \(numbers.count), distinct \(Set(numbers).count), lost \(total - Set(numbers).count), twice \(numbers.count - Set(numbers).count)")
+            print(
+                "bridge: schedule, firer killed (kill -9) after \(firedAtKill ?? -1) of \(total) fired: the other instance fired \(firedByTakeover), received \(numbers.count), distinct \(Set(numbers).count), lost \(total - Set(numbers).count), twice \(numbers.count - Set(numbers).count)"
+            )
             await takeover.stop()
             await receiver.stop()
         }
@@ -285,7 +308,8 @@ extension PostgresBridgeTests {
                     """, logger: Logger(label: "tests")
                 ).consume()
             }
-            let fired = await receiver.issues.wait(timeout: .seconds(60)) { _ in count.withLockedValue { $0 } >= 10_001 }
+            let fired = await receiver.issues.wait(timeout: .seconds(60)) { _ in count.withLockedValue { $0 } >= 10_001
+            }
             let afterFiring = Self.residentBytes()
             token.dispose()
             #expect(fired, "received \(count.withLockedValue { $0 } - 1) of 10,000")

@@ -240,7 +240,20 @@ extension PostgresBridgeTests {
                 extra: ["PEER_FIRE_POLL_MS": "20", "PEER_FIRE_BATCH": "50", "PEER_FIRE_AHEAD_S": "7200"])
             #expect(await peer.wait { $0.lines.contains("ready") }, "\(peer.lines)")
             #expect(await received.wait(timeout: .seconds(60)) { $0.count >= 300 })
+            // Killed while a firing transaction is in flight: its INSERT into the outbox running.
+            let deadline = ContinuousClock.now + .seconds(10)
+            var inFlight = false
+            while !inFlight && ContinuousClock.now < deadline {
+                inFlight =
+                    try await Self.scalar(
+                        Int64.self,
+                        """
+                        SELECT count(*) FROM pg_stat_activity
+                        WHERE state = 'active' AND query LIKE '%INSERT INTO eventbus_outbox%' AND backend_xid IS NOT NULL
+                        """) ?? 0 > 0
+            }
             await peer.stop()
+            #expect(inFlight, "no firing transaction in flight when killed")
             let firedAtKill = try await Self.scalar(
                 Int64.self, "SELECT count(*) FROM eventbus_schedule WHERE channel = \(channel) AND fired_at IS NOT NULL"
             )
@@ -264,10 +277,54 @@ extension PostgresBridgeTests {
             let firedByTakeover = byOrigin[takeover.bridge.origin.uuidString] ?? 0
             #expect((firedAtKill ?? 0) < total && firedByTakeover > 0, "killed at \(firedAtKill ?? -1) of \(total)")
             print(
-                "bridge: schedule, firer killed (kill -9) after \(firedAtKill ?? -1) of \(total) fired: the other instance fired \(firedByTakeover), received \(numbers.count), distinct \(Set(numbers).count), lost \(total - Set(numbers).count), twice \(numbers.count - Set(numbers).count)"
+                "bridge: schedule, firer killed (kill -9) mid-transaction (in flight: \(inFlight)) after \(firedAtKill ?? -1) of \(total) fired: the other instance fired \(firedByTakeover), received \(numbers.count), distinct \(Set(numbers).count), lost \(total - Set(numbers).count), twice \(numbers.count - Set(numbers).count)"
             )
             await takeover.stop()
             await receiver.stop()
+        }
+
+        @Test(
+            "with a key, a row written without it (or altered) is refused when due: never delivered, reported, and cancel says so"
+        )
+        func forgedRowRefused() async throws {
+            let channel = PostgresBridgeTests.uniqueChannel()
+            var settings = Self.settings(fires: false)
+            settings.authenticationKey = Data(repeating: 7, count: 32)
+            let a = try PostgresBridgeTests.durableNode("a", channel: channel, configuration: settings)
+            a.bridge.register(Ping.self, as: "test.ping.v1")
+            try await a.start()
+            let atA = Recorder(Ping.self, on: a.bus)
+            let real = try await a.bridge.publish(Ping(from: "a", n: 1), after: .seconds(60))
+            let forged = UUID()
+            try await PostgresBridgeTests.withConnection { connection in
+                let logger = Logger(label: "tests")
+                try await connection.query(
+                    """
+                    INSERT INTO eventbus_schedule (id, channel, due_at, wire_name, payload)
+                    VALUES (\(forged), \(channel), now(), 'test.ping.v1', '{"from":"forger","n":666}')
+                    """, logger: logger
+                ).consume()
+                // A copy of the real row under another id: its MAC binds the id.
+                try await connection.query(
+                    """
+                    INSERT INTO eventbus_schedule (id, channel, due_at, wire_name, payload, mac)
+                    SELECT gen_random_uuid(), channel, due_at, wire_name, payload, mac FROM eventbus_schedule
+                    WHERE id = \(real.uuid)
+                    """, logger: logger
+                ).consume()
+            }
+            #expect(try await a.bridge.fireScheduledEvents(lookingAhead: .seconds(120)) == 3)
+            #expect(await atA.wait(forCount: 1))
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(atA.events == [Ping(from: "a", n: 1)], "\(atA.events)")
+            let refusals = a.issues.events.filter { if case .unauthenticated = $0 { true } else { false } }
+            #expect(refusals.count == 2, "\(a.issues.events)")
+            guard case .refused = try await a.bridge.cancel(.init(uuid: forged)) else {
+                Issue.record("the forged row was not marked refused")
+                return
+            }
+            #expect(try await a.bridge.cancel(real) == .alreadyFired)
+            await a.stop()
         }
 
         @Test("100,000 pending rows cost the firing instance no memory; 10,000 due fire in batches without growth")

@@ -40,6 +40,10 @@ public import ServiceLifecycle
 ///   cursor moves), except one batch after the consumer's process died mid-batch
 ///   (`BridgeIssue.redelivered(consumer:count:)`) and what the retention limits deleted unread
 ///   (`BridgeIssue.expired(consumer:count:)`). See the package README.
+/// - **Scheduled events** (durable only): ``publish(_:after:)`` and ``publish(_:at:)`` store the
+///   event in a schedule table; running durable bridges fire it into the outbox when it is due by
+///   the database's clock, exactly once across instances and kills, sealed by the firing bridge;
+///   ``cancel(_:)`` says whether it cancelled or the firer won.
 /// - **Order.** One serial publisher per bridge: an instance's events reach every receiver in
 ///   publish order, and all receivers see the events of all instances in one order (PostgreSQL
 ///   delivers in commit order).
@@ -73,8 +77,9 @@ public final class PostgresEventBridge: Service, Sendable {
     /// ```
     public static let maximumPayloadBytes = 7_999
 
-    /// The statements that create durable delivery's tables (`eventbus_outbox`, `eventbus_cursors`)
-    /// and indexes, each `IF NOT EXISTS`. A durable bridge runs them itself, under an advisory
+    /// The statements that create durable delivery's tables (`eventbus_outbox`, `eventbus_cursors`,
+    /// and `eventbus_schedule` for scheduled events, added to a database that has only the first
+    /// two the same way) and indexes, each `IF NOT EXISTS`. A durable bridge runs them itself, under an advisory
     /// lock, once per process before it first publishes or receives; run them yourself (in a
     /// migration) when the app's role may not create tables.
     ///
@@ -263,7 +268,9 @@ public final class PostgresEventBridge: Service, Sendable {
     /// connection is closed and ``BridgeStatus/stopped`` reported.
     ///
     /// Received events are dispatched with `EventBus.dispatchOnBusQueue(_:)`, in the order
-    /// PostgreSQL delivered them.
+    /// PostgreSQL delivered them. Durable, it also fires the channel's due scheduled events
+    /// (``publish(_:after:)``) every ``Scheduling/pollInterval`` on connections of `client`, unless
+    /// ``Scheduling/firesEvents`` is off; a failed pass is logged and retried at the next interval.
     ///
     /// - Throws: `RemoteBridgeError.alreadyRunning` if it is already running; nothing else
     ///   (failures are reported as statuses and retried).

@@ -280,17 +280,19 @@ public final class PostgresEventBridge: Service, Sendable {
     /// try await group.run()
     /// ```
     public func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            guard let outbox = self.transport.outbox, outbox.settings.scheduling.firesEvents else {
-                return try await self.remote.run()
-            }
-            // Durable: scheduled events are fired beside the receiving, until it ends.
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await self.remote.run() }
-                group.addTask { await self.fireUntilCancelled(outbox) }
-                defer { group.cancelAll() }
-                try await group.next()
-            }
+        guard let outbox = transport.outbox, outbox.settings.scheduling.firesEvents else {
+            return try await cancelWhenGracefulShutdown { try await self.remote.run() }
+        }
+        try await cancelWhenGracefulShutdown { try await self.receiveAndFire(outbox) }
+    }
+
+    /// Durable: receives and fires the scheduled events beside it, until the receiving ends.
+    private func receiveAndFire(_ outbox: DurableOutbox) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.remote.run() }
+            group.addTask { await self.fireUntilCancelled(outbox) }
+            defer { group.cancelAll() }
+            try await group.next()
         }
     }
 }

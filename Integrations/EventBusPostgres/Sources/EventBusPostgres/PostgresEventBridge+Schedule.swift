@@ -201,6 +201,9 @@ extension PostgresEventBridge {
         let settings = outbox.settings.scheduling
         let batchSize = max(1, settings.batchSize)
         while !Task.isCancelled {
+            // Passes start a poll interval apart (not a poll interval after the last one ended), so
+            // that an event is fired at most a poll interval plus one pass after it is due.
+            let started = ContinuousClock.now
             var taken = 0
             do {
                 taken = try await outbox.fire(
@@ -210,7 +213,7 @@ extension PostgresEventBridge {
                 logger.warning(
                     "firing the scheduled events of \(channel) failed: \(PostgresEventBridgeError.describing(error))")
             }
-            if taken < batchSize { try? await Task.sleep(for: settings.pollInterval) }
+            if taken < batchSize { try? await Task.sleep(until: started + settings.pollInterval, clock: .continuous) }
         }
     }
 

@@ -190,6 +190,21 @@ func measureScheduled(url: DatabaseURL, count: Int) async throws -> Int {
             format:
                 "scheduled, %d due over 2 s (%.1f s to schedule and receive), 1 firer polling every 250 ms: lateness (fired_at - due_at, database clock) p50 %.1f ms, p99 %.1f ms, max %.1f ms",
             count, spread, figures.0, figures.1, figures.2))
+    // How long the firing transactions' outbox inserts took (one xid per firing transaction).
+    let batches: PostgresQuery = """
+        SELECT count(*)::float8, avg(n)::float8, percentile_cont(0.5) WITHIN GROUP (ORDER BY span), max(span)
+        FROM (SELECT count(*) AS n, (extract(epoch FROM max(created_at) - min(created_at)) * 1000)::float8 AS span
+              FROM eventbus_outbox WHERE channel = \(channel) GROUP BY xid) AS t
+        """
+    for try await (transactions, size, median, longest) in try await scheduler.client.query(batches).decode(
+        (Double, Double, Double, Double).self)
+    {
+        print(
+            String(
+                format:
+                    "scheduled, both parts: %.0f firing transactions, %.0f events each on average, their outbox inserts took p50 %.1f ms, max %.1f ms",
+                transactions, size, median, longest))
+    }
     try await scheduler.bridge.cleanUpOutbox()
     for node in [lateChannel, receiver, scheduler] { await node.stop() }
     return [scheduler, receiver, firer, lateChannel].reduce(0) { $0 + $1.issues.events.count }

@@ -108,6 +108,52 @@ extension PostgresBridgeTests {
         }
 
         @Test(
+            "lateness by the database's clock: 100 events due over 1 s, a firer polling every 100 ms, each fired within the poll interval plus a pass (1 s allowed on a loaded machine)"
+        )
+        func lateness() async throws {
+            let channel = PostgresBridgeTests.uniqueChannel()
+            var settings = Self.settings(fires: true)
+            if case .durable(var durable) = settings.delivery {
+                durable.scheduling.pollInterval = .milliseconds(100)
+                settings.delivery = .durable(durable)
+            }
+            let firer = try PostgresBridgeTests.durableNode("firer", channel: channel, configuration: settings)
+            firer.bridge.register(Ping.self, as: "test.ping.v1")
+            try await firer.start()
+            let received = Recorder(Ping.self, on: firer.bus)
+            let total = 100
+            for n in 1...total {
+                try await firer.bridge.publish(Ping(from: "firer", n: n), after: .milliseconds(200 + 10 * n))
+            }
+            #expect(await received.wait(timeout: .seconds(20)) { $0.count >= total })
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(received.events.count == total, "\(received.events.count) of \(total)")
+            let query: PostgresQuery = """
+                SELECT (extract(epoch FROM min(fired_at - due_at)) * 1000)::float8,
+                    (extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY fired_at - due_at)) * 1000)::float8,
+                    (extract(epoch FROM max(fired_at - due_at)) * 1000)::float8
+                FROM eventbus_schedule WHERE channel = \(channel)
+                """
+            let (early, median, late) = try await PostgresBridgeTests.withConnection { connection in
+                var figures = (Double.nan, Double.nan, Double.nan)
+                for try await row in try await connection.query(query, logger: Logger(label: "tests"))
+                    .decode((Double, Double, Double).self)
+                {
+                    figures = row
+                }
+                return figures
+            }
+            #expect(early >= 0, "fired \(-early) ms before it was due")
+            #expect(late < 1_000, "fired \(late) ms late with a 100 ms poll")
+            print(
+                String(
+                    format:
+                        "bridge: schedule, lateness with a 100 ms poll, %d events: min %.1f ms, p50 %.1f ms, max %.1f ms (database clock)",
+                    total, early, median, late))
+            await firer.stop()
+        }
+
+        @Test(
             "a cancel before firing wins: never delivered; again: already cancelled; unknown ids; at most once refuses")
         func cancelBeforeFiring() async throws {
             let channel = PostgresBridgeTests.uniqueChannel()

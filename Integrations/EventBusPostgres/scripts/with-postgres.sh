@@ -83,7 +83,8 @@ log="$dir/test.log"
 start=$SECONDS
 swift build --package-path "$pkg" --build-tests -Xswiftc -warnings-as-errors >"$log.build" 2>&1 \
     || { tail -n 40 "$log.build"; echo "postgres bridge: BUILD FAILED"; exit 1; }
-# The README's quick start is Sources/QuickStart/main.swift, built just above: it must be quoted verbatim.
+# The README's quick starts are Sources/QuickStart/main.swift and ScheduledEvents.swift, built just
+# above: they must be quoted verbatim.
 python3 - "$pkg" <<'PY' || { echo "postgres bridge: FAILED (README quick start)"; exit 1; }
 import re, sys
 pkg = sys.argv[1]
@@ -91,6 +92,9 @@ readme = open(f"{pkg}/README.md").read()
 match = re.search(r"## Quick start\n\n```swift\n(.*?)```", readme, re.S)
 if not match or match.group(1) != open(f"{pkg}/Sources/QuickStart/main.swift").read():
     sys.exit("README.md's quick start differs from Sources/QuickStart/main.swift")
+match = re.search(r"### Quick start: scheduled events\n\n```swift\n(.*?)```", readme, re.S)
+if not match or match.group(1) != open(f"{pkg}/Sources/QuickStart/ScheduledEvents.swift").read():
+    sys.exit("README.md's scheduled events quick start differs from Sources/QuickStart/ScheduledEvents.swift")
 PY
 status=0
 timeout -k 5 "${EVENTBUS_POSTGRES_TEST_TIMEOUT:-600}" swift test --package-path "$pkg" --skip-build >"$log" 2>&1 || status=$?
@@ -113,4 +117,4 @@ BENCH_EVENTS=200 timeout -k 5 120 "$bin_path/EventBusPostgresBenchmark" >"$dir/b
     || { cat "$dir/bench.log"; echo "postgres bridge: EventBusPostgresBenchmark smoke run FAILED"; exit 1; }
 tests=$(sed -E 's/Test run with ([0-9]+) tests?.*/\1/' <<<"$summary")
 figures=$(grep -E '^bridge:' "$log" | sed -E 's/^bridge: //' | paste -sd ';' - || true)
-echo "postgres bridge: $tests tests passed against PostgreSQL on 127.0.0.1:$port, none skipped; ${figures:-no figures}; README quick start built and quoted verbatim; ClusterDemo printed $(wc -l <"$dir/demo.log") lines and finished; benchmark smoke run clean; $((SECONDS - start)) s"
+echo "postgres bridge: $tests tests passed against PostgreSQL on 127.0.0.1:$port, none skipped; ${figures:-no figures}; README quick starts built and quoted verbatim; ClusterDemo printed $(wc -l <"$dir/demo.log") lines and finished; benchmark smoke run clean; $((SECONDS - start)) s"

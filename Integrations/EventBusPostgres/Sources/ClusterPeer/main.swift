@@ -5,8 +5,12 @@
 //   EVENTBUS_POSTGRES_URL=... PEER_CHANNEL=t_abc PEER_NAME=peer PEER_SEND=200 PEER_EXPECT=100 ClusterPeer
 //
 // With PEER_CONSUMER set (DurableTests): a durable receiver with that consumer name (batches of
-// PEER_BATCH rows) that says "ready", then "got <from> <n>" from the handler of each ping and
-// "redelivered <count>" for each such issue, until it is killed.
+// PEER_BATCH rows) that says "ready", then "got <from> <n>" from the handler of each ping (which
+// then sleeps PEER_DELAY_MS milliseconds, 0 by default: a batch in flight long enough to be killed
+// in), "redelivered <count>" and "expired <count>" for each such issue, until it is killed. Like
+// every running durable bridge it fires the channel's scheduled events (ScheduleTests), every
+// PEER_FIRE_POLL_MS milliseconds (1,000 by default), PEER_FIRE_BATCH at a time (500), with the
+// database's clock moved PEER_FIRE_AHEAD_S seconds ahead (0).
 import ClusterSupport
 import EventBus
 import EventBusPostgres
@@ -30,14 +34,23 @@ func fail(_ message: String) -> Never {
 /// A durable receiver that says what its handlers ran, until killed.
 func runDurableReceiver(url: DatabaseURL, channel: String, consumer: String) async throws -> Never {
     var durable = PostgresEventBridge.Durable(consumer: consumer)
-    durable.batchSize = Int(ProcessInfo.processInfo.environment["PEER_BATCH"] ?? "") ?? 500
+    let environment = ProcessInfo.processInfo.environment
+    durable.batchSize = Int(environment["PEER_BATCH"] ?? "") ?? 500
+    durable.scheduling.pollInterval = .milliseconds(Int(environment["PEER_FIRE_POLL_MS"] ?? "") ?? 1_000)
+    durable.scheduling.batchSize = Int(environment["PEER_FIRE_BATCH"] ?? "") ?? 500
+    durable.scheduling.clockOffset = .seconds(Int(environment["PEER_FIRE_AHEAD_S"] ?? "") ?? 0)
     var settings = PostgresEventBridge.Configuration()
     settings.delivery = .durable(durable)
     let node = try ClusterNode(name: "\(channel)_\(consumer)", url: url, channel: channel, configuration: settings)
     node.bridge.register(Ping.self, as: "test.ping.v1")
-    let pings = node.bus.on(Ping.self).next { say("got \($0.from) \($0.n)") }
+    let delay = Double(ProcessInfo.processInfo.environment["PEER_DELAY_MS"] ?? "") ?? 0
+    let pings = node.bus.on(Ping.self).next { ping in
+        say("got \(ping.from) \(ping.n)")
+        if delay > 0 { Thread.sleep(forTimeInterval: delay / 1000) }
+    }
     let issues = node.bus.on(BridgeIssue.self).next { issue in
         if case .redelivered(_, let count) = issue { say("redelivered \(count)") }
+        if case .expired(_, let count) = issue { say("expired \(count)") }
     }
     try await node.start()
     say("ready")

@@ -49,6 +49,38 @@ extension PostgresEventBridge {
         /// instance (`RemoteBridge.Configuration.authenticationKey`).
         public var authenticationKey: Data?
 
+        /// With a key, how far apart the instances' wall clocks may be; default 2 s
+        /// (`RemoteBridge.Configuration.maximumClockSkew`, which says what it refuses).
+        ///
+        /// At most once, a signed envelope NOTIFYed again to a receiver that began listening more
+        /// than this plus ``publishTimeout`` after it was signed (a restarted instance, typically) is
+        /// refused as a stale replay (`BridgeIssue.stale(origin:sequence:reason:)`). Durable
+        /// receivers take events only from the outbox, so no clock is involved there.
+        ///
+        /// ```swift
+        /// settings.maximumClockSkew = .seconds(1)
+        /// ```
+        public var maximumClockSkew: Duration = .seconds(2)
+
+        /// With a key, the oldest envelope a receiver takes from a NOTIFY, by its publisher's clock;
+        /// default 5 minutes (`RemoteBridge.Configuration.maximumEnvelopeAge`). It also bounds a
+        /// transaction that publishes at most once: its envelope is signed at `publish(_:in:)`,
+        /// delivered at COMMIT.
+        ///
+        /// ```swift
+        /// settings.maximumEnvelopeAge = .seconds(60)
+        /// ```
+        public var maximumEnvelopeAge: Duration = .seconds(300)
+
+        /// Whether the bridge reads and writes envelope version 2, the format before version 3
+        /// (signed timestamps, channel-bound MACs): the steps of a rolling upgrade; default
+        /// `.refused` (`RemoteBridge.PreviousEnvelopeVersion` describes the three steps).
+        ///
+        /// ```swift
+        /// settings.previousEnvelopeVersion = .published   // step 1: old instances still run
+        /// ```
+        public var previousEnvelopeVersion: RemoteBridge.PreviousEnvelopeVersion = .refused
+
         /// How events reach the other instances: ``Delivery/atMostOnce`` (the default: a NOTIFY
         /// each, nothing stored) or ``Delivery/durable(_:)`` (an outbox table and a cursor per
         /// consumer). Every instance on a channel must use the same kind.
@@ -127,6 +159,15 @@ extension PostgresEventBridge {
         /// the retention limits, in short transactions of at most 1,000 rows each. Default 30 s.
         public var cleanupInterval: Duration = .seconds(30)
 
+        /// How this bridge fires scheduled events (``PostgresEventBridge/publish(_:after:)``):
+        /// whether, how often, how many per transaction. Every running durable bridge fires by
+        /// default; several firing on one channel share the work (each row fires once).
+        ///
+        /// ```swift
+        /// durable.scheduling.pollInterval = .milliseconds(250)
+        /// ```
+        public var scheduling = Scheduling()
+
         /// Durable delivery for consumer `consumer`, with the defaults.
         ///
         /// ```swift
@@ -135,5 +176,48 @@ extension PostgresEventBridge {
         public init(consumer: String) {
             self.consumer = consumer
         }
+    }
+}
+
+extension PostgresEventBridge {
+    /// The settings of a durable bridge's firer of scheduled events (``Durable/scheduling``): it
+    /// moves the due rows of `eventbus_schedule` into the outbox while the bridge runs.
+    ///
+    /// An event scheduled for a time fires at most ``pollInterval`` plus the time to fire one batch
+    /// (``batchSize`` rows) after that time by the database's clock, as long as one bridge of the
+    /// channel runs with ``firesEvents``; earlier never.
+    ///
+    /// ```swift
+    /// var durable = PostgresEventBridge.Durable(consumer: "billing-worker-1")
+    /// durable.scheduling.pollInterval = .milliseconds(250)
+    /// durable.scheduling.batchSize = 200
+    /// ```
+    public struct Scheduling: Sendable {
+        /// Whether ``PostgresEventBridge/run()`` fires the channel's due events. Default `true`;
+        /// turn it off on instances that should only schedule (at least one must fire).
+        public var firesEvents = true
+
+        /// How often the firer looks for due events when the last look found less than a batch.
+        /// The bound on lateness, with one batch's firing time. Default 1 s.
+        public var pollInterval: Duration = .seconds(1)
+
+        /// How many due events one transaction fires at most. Default 500.
+        public var batchSize = 500
+
+        /// Added to the database's clock when the firer decides what is due: `.zero` (the default)
+        /// in production. Tests and drills set it to fire events ahead of time without waiting
+        /// (`.seconds(3600)` fires, now, what is due within the hour).
+        public var clockOffset: Duration = .zero
+
+        /// How long a fired, cancelled or refused row is kept (so that ``PostgresEventBridge/cancel(_:)``
+        /// can say what became of it) before the outbox's cleanup deletes it. Default 7 days.
+        public var retention: Duration = .seconds(7 * 86_400)
+
+        /// The defaults.
+        ///
+        /// ```swift
+        /// let scheduling = PostgresEventBridge.Scheduling()
+        /// ```
+        public init() {}
     }
 }

@@ -40,6 +40,10 @@ public import ServiceLifecycle
 ///   cursor moves), except one batch after the consumer's process died mid-batch
 ///   (`BridgeIssue.redelivered(consumer:count:)`) and what the retention limits deleted unread
 ///   (`BridgeIssue.expired(consumer:count:)`). See the package README.
+/// - **Scheduled events** (durable only): ``publish(_:after:)`` and ``publish(_:at:)`` store the
+///   event in a schedule table; running durable bridges fire it into the outbox when it is due by
+///   the database's clock, exactly once across instances and kills, sealed by the firing bridge;
+///   ``cancel(_:)`` says whether it cancelled or the firer won.
 /// - **Order.** One serial publisher per bridge: an instance's events reach every receiver in
 ///   publish order, and all receivers see the events of all instances in one order (PostgreSQL
 ///   delivers in commit order).
@@ -52,7 +56,10 @@ public import ServiceLifecycle
 ///   on a NIO event loop and never under a lock of the bridge.
 /// - **Untrusted input.** Any database role can NOTIFY any channel: only registered wire names
 ///   decode, foreign, malformed or oversized payloads are reported and skipped, and an (origin,
-///   sequence) is recorded only once its envelope has authenticated and decoded.
+///   sequence) is recorded only once its envelope has authenticated and decoded. With a key, a
+///   NOTIFY replaying a recorded envelope to an instance restarted since is refused
+///   (`BridgeIssue.stale(origin:sequence:reason:)`); a durable receiver takes events only from the
+///   outbox (an event NOTIFYed to it is refused: `BridgeIssue.notFromStore(origin:sequence:)`).
 ///
 /// > Important: Without ``Configuration/authenticationKey``, any role that can `NOTIFY` on the
 /// > channel can forge events under any origin and suppress an instance's real events (by
@@ -70,8 +77,9 @@ public final class PostgresEventBridge: Service, Sendable {
     /// ```
     public static let maximumPayloadBytes = 7_999
 
-    /// The statements that create durable delivery's tables (`eventbus_outbox`, `eventbus_cursors`)
-    /// and indexes, each `IF NOT EXISTS`. A durable bridge runs them itself, under an advisory
+    /// The statements that create durable delivery's tables (`eventbus_outbox`, `eventbus_cursors`,
+    /// and `eventbus_schedule` for scheduled events, added to a database that has only the first
+    /// two the same way) and indexes, each `IF NOT EXISTS`. A durable bridge runs them itself, under an advisory
     /// lock, once per process before it first publishes or receives; run them yourself (in a
     /// migration) when the app's role may not create tables.
     ///
@@ -97,8 +105,8 @@ public final class PostgresEventBridge: Service, Sendable {
     /// The transport-independent bridge this one is the PostgreSQL transport of.
     public let remote: RemoteBridge
 
-    private let transport: PostgresTransport
-    private let logger: Logger
+    let transport: PostgresTransport
+    let logger: Logger
 
     /// Makes a bridge on `channel`; nothing is opened until ``run()``.
     ///
@@ -144,6 +152,9 @@ public final class PostgresEventBridge: Service, Sendable {
         settings.publishBufferCapacity = configuration.publishBufferCapacity
         settings.publishTimeout = configuration.publishTimeout
         settings.authenticationKey = configuration.authenticationKey
+        settings.maximumClockSkew = configuration.maximumClockSkew
+        settings.maximumEnvelopeAge = configuration.maximumEnvelopeAge
+        settings.previousEnvelopeVersion = configuration.previousEnvelopeVersion
         remote = RemoteBridge(bus: bus, transport: transport, configuration: settings)
     }
 
@@ -220,8 +231,10 @@ public final class PostgresEventBridge: Service, Sendable {
     /// every ``Durable/cleanupInterval``; call it to clean at a time of your choosing.
     ///
     /// Each statement deletes at most 1,000 rows, in a transaction of its own, through `client`:
-    /// publishers insert meanwhile without waiting. A consumer that had not read a row deleted
-    /// for the limits reports `BridgeIssue.expired(consumer:count:)` at its next batch. Does
+    /// publishers insert meanwhile without waiting. A consumer whose cursor had not passed a row
+    /// deleted for the limits reports `BridgeIssue.expired(consumer:count:)` at its next batch. A
+    /// consumer's claimed, unacknowledged batch is never deleted: a consumer killed mid-batch gets
+    /// it again when it restarts (`BridgeIssue.redelivered(consumer:count:)`). Does
     /// nothing and returns 0 at most once. Cost: O(rows deleted × consumers of the channel), plus an
     /// index lookup per statement; at most 100 statements per kind per call.
     ///
@@ -255,7 +268,9 @@ public final class PostgresEventBridge: Service, Sendable {
     /// connection is closed and ``BridgeStatus/stopped`` reported.
     ///
     /// Received events are dispatched with `EventBus.dispatchOnBusQueue(_:)`, in the order
-    /// PostgreSQL delivered them.
+    /// PostgreSQL delivered them. Durable, it also fires the channel's due scheduled events
+    /// (``publish(_:after:)``) every ``Scheduling/pollInterval`` on connections of `client`, unless
+    /// ``Scheduling/firesEvents`` is off; a failed pass is logged and retried at the next interval.
     ///
     /// - Throws: `RemoteBridgeError.alreadyRunning` if it is already running; nothing else
     ///   (failures are reported as statuses and retried).
@@ -265,6 +280,19 @@ public final class PostgresEventBridge: Service, Sendable {
     /// try await group.run()
     /// ```
     public func run() async throws {
-        try await cancelWhenGracefulShutdown { try await self.remote.run() }
+        guard let outbox = transport.outbox, outbox.settings.scheduling.firesEvents else {
+            return try await cancelWhenGracefulShutdown { try await self.remote.run() }
+        }
+        try await cancelWhenGracefulShutdown { try await self.receiveAndFire(outbox) }
+    }
+
+    /// Durable: receives and fires the scheduled events beside it, until the receiving ends.
+    private func receiveAndFire(_ outbox: DurableOutbox) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.remote.run() }
+            group.addTask { await self.fireUntilCancelled(outbox) }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
     }
 }

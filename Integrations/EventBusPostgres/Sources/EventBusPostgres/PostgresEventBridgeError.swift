@@ -36,6 +36,12 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
     /// The server closed the listening connection.
     case connectionClosed
 
+    /// A scheduled publish (``PostgresEventBridge/publish(_:after:)`` and the like) or a cancel on
+    /// a bridge at most once: scheduled events are rows of the durable outbox's schema, fired by
+    /// durable bridges, so they need ``PostgresEventBridge/Delivery/durable(_:)`` on every instance
+    /// of the channel. Nothing was scheduled.
+    case schedulingNeedsDurableDelivery
+
     /// One line for logs.
     ///
     /// ```swift
@@ -56,6 +62,8 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
             return "a statement of the durable receiver did not complete within \(limit)"
         case .connectionClosed:
             return "the server closed the listening connection"
+        case .schedulingNeedsDurableDelivery:
+            return "scheduled events need durable delivery: set Configuration.delivery to .durable(…)"
         }
     }
 }

@@ -271,7 +271,10 @@ extension PostgresBridgeTests.DurableTests {
         private let output = NIOLockedValueBox("")
         private let pipe = Pipe()
 
-        init(channel: String, consumer: String, batch: Int) throws {
+        /// `extra`: more of the peer's environment variables (its scheduled-event firer's settings).
+        init(
+            channel: String, consumer: String, batch: Int, delayMilliseconds: Int = 0, extra: [String: String] = [:]
+        ) throws {
             let output = self.output
             pipe.fileHandleForReading.readabilityHandler = { handle in
                 let text = String(decoding: handle.availableData, as: UTF8.self)
@@ -282,6 +285,8 @@ extension PostgresBridgeTests.DurableTests {
             environment["PEER_CHANNEL"] = channel
             environment["PEER_CONSUMER"] = consumer
             environment["PEER_BATCH"] = String(batch)
+            environment["PEER_DELAY_MS"] = String(delayMilliseconds)
+            environment.merge(extra) { _, new in new }
             process.environment = environment
             process.standardOutput = pipe
             try process.run()
@@ -301,6 +306,13 @@ extension PostgresBridgeTests.DurableTests {
         var redelivered: Int {
             lines.reduce(0) { sum, line in
                 line.hasPrefix("redelivered ") ? sum + (Int(line.dropFirst("redelivered ".count)) ?? 0) : sum
+            }
+        }
+
+        /// The events it reported as deleted by retention before it read them.
+        var expired: Int {
+            lines.reduce(0) { sum, line in
+                line.hasPrefix("expired ") ? sum + (Int(line.dropFirst("expired ".count)) ?? 0) : sum
             }
         }
 

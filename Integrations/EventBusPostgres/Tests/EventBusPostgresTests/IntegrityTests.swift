@@ -16,7 +16,7 @@ extension PostgresBridgeTests {
                 let (a, b) = (nodes[0], nodes[1])
                 let received = Recorder(Ping.self, on: b.bus)
                 let forged =
-                    #"{"v":2,"o":"\#(a.bridge.origin.uuidString)","s":1,"n":"test.ping.v1","p":{"from":"a","n":666}}"#
+                    #"{"v":3,"o":"\#(a.bridge.origin.uuidString)","s":1,"n":"test.ping.v1","ts":0,"p":{"from":"a","n":666}}"#
                 try await PostgresBridgeTests.rawNotify(forged, on: a.bridge.channel)
                 try await a.bridge.publish(Ping(from: "a", n: 1))
                 #expect(await received.wait(forCount: 1))
@@ -41,7 +41,7 @@ extension PostgresBridgeTests {
                 let (a, b) = (nodes[0], nodes[1])
                 let received = Recorder(Ping.self, on: a.bus)
                 let forged =
-                    #"{"v":2,"o":"\#(b.bridge.origin.uuidString)","s":1,"n":"test.ping.v1","p":{"from":"b","n":666}}"#
+                    #"{"v":3,"o":"\#(b.bridge.origin.uuidString)","s":1,"n":"test.ping.v1","ts":0,"p":{"from":"b","n":666}}"#
                 try await PostgresBridgeTests.rawNotify(forged, on: a.bridge.channel)
                 try await b.bridge.publish(Ping(from: "b", n: 1))
                 try await b.bridge.publish(Ping(from: "b", n: 2))

@@ -21,21 +21,21 @@ extension PostgresBridgeTests {
                     "",
                     "{}",
                     "null",
-                    #"{"v":3,"o":"\#(stranger)","s":1,"n":"test.ping.v1","p":{"from":"x","n":1}}"#,
-                    #"{"v":2,"o":"not-a-uuid","s":1,"n":"test.ping.v1","p":{"from":"x","n":1}}"#,
-                    #"{"v":2,"o":"\#(stranger)","n":"test.ping.v1","p":{"from":"x","n":1}}"#,
-                    #"{"v":2,"o":"\#(stranger)","s":-1,"n":"test.ping.v1","p":{"from":"x","n":1}}"#,
-                    #"{"v":2,"o":"\#(stranger)","s":1e400,"n":"test.ping.v1","p":{}}"#,
+                    #"{"v":4,"o":"\#(stranger)","s":1,"n":"test.ping.v1","ts":0,"p":{"from":"x","n":1}}"#,
+                    #"{"v":3,"o":"not-a-uuid","s":1,"n":"test.ping.v1","p":{"from":"x","n":1}}"#,
+                    #"{"v":3,"o":"\#(stranger)","n":"test.ping.v1","p":{"from":"x","n":1}}"#,
+                    #"{"v":3,"o":"\#(stranger)","s":-1,"n":"test.ping.v1","p":{"from":"x","n":1}}"#,
+                    #"{"v":3,"o":"\#(stranger)","s":1e400,"n":"test.ping.v1","p":{}}"#,
                     String(repeating: "[", count: 3_900) + String(repeating: "]", count: 3_900),
-                    #"{"v":2,"o":"\#(stranger)","s":1,"n":"test.ping.v1","p":"#
+                    #"{"v":3,"o":"\#(stranger)","s":1,"n":"test.ping.v1","p":"#
                         + String(repeating: "[", count: 3_000) + String(repeating: "]", count: 3_000) + "}",
                 ]
                 for payload in notEnvelopes { try await PostgresBridgeTests.rawNotify(payload, on: a.bridge.channel) }
                 // Well-formed, but for a name nobody registered, and a registered name with a bad payload.
                 try await PostgresBridgeTests.rawNotify(
-                    #"{"v":2,"o":"\#(stranger)","s":2,"n":"nobody.v1","p":{}}"#, on: a.bridge.channel)
+                    #"{"v":3,"o":"\#(stranger)","s":2,"n":"nobody.v1","ts":0,"p":{}}"#, on: a.bridge.channel)
                 try await PostgresBridgeTests.rawNotify(
-                    #"{"v":2,"o":"\#(stranger)","s":3,"n":"test.ping.v1","p":{"from":7}}"#, on: a.bridge.channel)
+                    #"{"v":3,"o":"\#(stranger)","s":3,"n":"test.ping.v1","ts":0,"p":{"from":7}}"#, on: a.bridge.channel)
                 // Then a real event: still delivered.
                 try await b.bridge.publish(Ping(from: "b", n: 1))
                 #expect(await received.wait(forCount: 1))
@@ -82,7 +82,7 @@ extension PostgresBridgeTests {
                 let received = Recorder(Ping.self, on: a.bus)
                 let stranger = UUID().uuidString
                 func envelope(_ sequence: Int) -> String {
-                    #"{"v":2,"o":"\#(stranger)","s":\#(sequence),"n":"test.ping.v1","p":{"from":"s","n":\#(sequence)}}"#
+                    #"{"v":3,"o":"\#(stranger)","s":\#(sequence),"n":"test.ping.v1","ts":0,"p":{"from":"s","n":\#(sequence)}}"#
                 }
                 for sequence in [7, 7, 8, 7] {
                     try await PostgresBridgeTests.rawNotify(envelope(sequence), on: a.bridge.channel)

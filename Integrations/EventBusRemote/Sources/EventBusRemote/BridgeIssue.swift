@@ -56,14 +56,16 @@ public enum BridgeIssue: Event, CustomStringConvertible {
     /// first 80 characters.
     case unauthenticated(reason: String, bytes: Int, excerpt: String)
 
-    /// A well-formed envelope named a wire name this bridge has not registered; it was skipped,
-    /// and its (origin, sequence) was not recorded. Normal in a cluster whose instances register
-    /// different event types.
+    /// A well-formed envelope named a wire name this bridge has not registered; it was skipped. Its
+    /// (origin, sequence) is recorded when it authenticated under the shared key (it is not a loss:
+    /// the origin's next event is not reported as ``missed(origin:count:before:)``), not without a
+    /// key. Normal in a cluster whose instances register different event types.
     case unknownWireName(String, origin: UUID)
 
     /// An envelope of a registered type whose payload did not decode as that type (another
-    /// instance's version of the type differs, or someone forged it); it was skipped, and its
-    /// (origin, sequence) was not recorded.
+    /// instance's version of the type differs, or someone forged it); it was skipped. Its (origin,
+    /// sequence) is recorded when it authenticated under the shared key (this report counts the
+    /// loss; the next event does not count it again), not without a key.
     case undecodablePayload(wireName: String, origin: UUID, error: any Error)
 
     /// An envelope whose (origin, sequence) was already delivered was dropped. `conflicting` when
@@ -75,6 +77,18 @@ public enum BridgeIssue: Event, CustomStringConvertible {
     /// below `latest`, the latest of its origin) was dropped: an origin's events arrive in order,
     /// so it is a replay, or it comes from a publisher that reuses sequence numbers.
     case olderThanWindow(origin: UUID, sequence: UInt64, latest: UInt64)
+
+    /// With a shared key, a signed envelope received live was refused as stale, before its (origin,
+    /// sequence) was recorded: signed (by its publisher's clock) before this receiver's listening
+    /// period began, longer ago than ``RemoteBridge/Configuration/maximumEnvelopeAge``, or in the
+    /// future beyond ``RemoteBridge/Configuration/maximumClockSkew``. A replay, typically to a
+    /// restarted receiver that never saw it (or clocks too far apart: `reason` says which).
+    case stale(origin: UUID, sequence: UInt64, reason: String)
+
+    /// A durable receiver refused an event envelope that came on its wake-up channel instead of
+    /// from its store (``RemoteInbox/deliverSignal(_:)``): it takes events only from the store, so
+    /// a replayed or forged notification is never dispatched.
+    case notFromStore(origin: UUID, sequence: UInt64)
 
     /// An envelope claimed this bridge's own origin but this bridge did not send it (or sent it
     /// so long ago that it no longer remembers it: more than 4,096 publishes, or twice the publish
@@ -139,6 +153,10 @@ public enum BridgeIssue: Event, CustomStringConvertible {
                 : "dropped #\(sequence) from \(origin): a duplicate of a delivered envelope"
         case .olderThanWindow(let origin, let sequence, let latest):
             return "dropped #\(sequence) from \(origin): older than the duplicate window (latest #\(latest)), a replay"
+        case .stale(let origin, let sequence, let reason):
+            return "refused #\(sequence) from \(origin) as a stale replay: \(reason)"
+        case .notFromStore(let origin, let sequence):
+            return "refused #\(sequence) from \(origin): a durable receiver takes events only from its store"
         case .claimsOwnOrigin(let name, let sequence):
             return "dropped \(name) #\(sequence): it claims this bridge's origin, which did not send it"
         case .missed(let origin, let count, let before):

@@ -14,7 +14,7 @@ struct BridgeMetrics: Sendable {
 
     static let refusalReasons = [
         "malformed", "unauthenticated", "unknown_wire_name", "undecodable_payload", "duplicate",
-        "older_than_window", "claims_own_origin",
+        "older_than_window", "claims_own_origin", "stale", "not_from_store",
     ]
     static let publishFailureReasons = ["too_large", "buffer_full", "failed"]
 
@@ -46,6 +46,8 @@ struct BridgeMetrics: Sendable {
         case .duplicateDropped: refused["duplicate"]?.increment()
         case .olderThanWindow: refused["older_than_window"]?.increment()
         case .claimsOwnOrigin: refused["claims_own_origin"]?.increment()
+        case .stale: refused["stale"]?.increment()
+        case .notFromStore: refused["not_from_store"]?.increment()
         case .missed(_, let count, _): missed.increment(by: Int64(clamping: count))
         case .missedUncounted: uncountedGaps.increment()
         case .payloadTooLarge: publishFailures["too_large"]?.increment()

@@ -17,6 +17,14 @@ public final class InMemoryNetwork: Sendable {
     /// The largest payload the network's transports carry, in UTF-8 bytes.
     public let maximumPayloadBytes: Int
 
+    /// The channel's name, which the MACs of its bridges cover (``RemoteTransport/channel``);
+    /// `"in-memory"` by default.
+    ///
+    /// ```swift
+    /// let other = InMemoryNetwork(channel: "billing")   // a key's envelopes from one do not verify on the other
+    /// ```
+    public let channel: String
+
     private let state = Locked(State())
 
     private struct State {
@@ -29,14 +37,15 @@ public final class InMemoryNetwork: Sendable {
         var connected: Bool
     }
 
-    /// A network whose payloads may take up to `maximumPayloadBytes` (PostgreSQL's NOTIFY limit by
-    /// default).
+    /// A network named `channel` whose payloads may take up to `maximumPayloadBytes` (PostgreSQL's
+    /// NOTIFY limit by default).
     ///
     /// ```swift
     /// let network = InMemoryNetwork(maximumPayloadBytes: 1_000)
     /// ```
-    public init(maximumPayloadBytes: Int = 7_999) {
+    public init(maximumPayloadBytes: Int = 7_999, channel: String = "in-memory") {
         self.maximumPayloadBytes = maximumPayloadBytes
+        self.channel = channel
     }
 
     /// A new transport on this network, connected; one per bridge.
@@ -125,6 +134,13 @@ public final class InMemoryTransport: RemoteTransport {
 
     /// The network's ``InMemoryNetwork/maximumPayloadBytes``.
     public var maximumPayloadBytes: Int { network.maximumPayloadBytes }
+
+    /// The network's ``InMemoryNetwork/channel``.
+    ///
+    /// ```swift
+    /// assert(transport.channel == network.channel)
+    /// ```
+    public var channel: String { network.channel }
 
     /// Hands `payloads` to the network, which queues them to every connected transport.
     ///

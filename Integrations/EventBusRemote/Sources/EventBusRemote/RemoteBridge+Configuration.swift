@@ -50,7 +50,7 @@ extension RemoteBridge {
         /// | --- | --- | --- |
         /// | `published` | envelopes sent by ``RemoteBridge/publish(_:)``, and transactional envelopes made | `mode` (`serial`, `transactional`) |
         /// | `received` | events from other instances dispatched on the bus | none |
-        /// | `refused` | envelopes refused or dropped | `reason` (`malformed`, `unauthenticated`, `unknown_wire_name`, `undecodable_payload`, `duplicate`, `older_than_window`, `claims_own_origin`) |
+        /// | `refused` | envelopes refused or dropped | `reason` (`malformed`, `unauthenticated`, `unknown_wire_name`, `undecodable_payload`, `duplicate`, `older_than_window`, `claims_own_origin`, `stale`, `not_from_store`) |
         /// | `missed` | events known missed (``BridgeIssue/missed(origin:count:before:)``'s counts) | none |
         /// | `uncounted_gaps` | gaps of unknown size (``BridgeIssue/missedUncounted(origin:sequence:)``) | none |
         /// | `reconnects` | receiving resumed after an interruption (``BridgeStatus/resumed(gap:)``) | none |
@@ -69,11 +69,93 @@ extension RemoteBridge {
         /// process its own to tell their counts apart.
         public var metricsLabelPrefix = "eventbus.bridge"
 
+        /// How far apart the wall clocks of two instances may be; default 2 s. With a key, an
+        /// envelope signed more than this in the receiver's future is refused as stale
+        /// (``BridgeIssue/stale(origin:sequence:reason:)``).
+        ///
+        /// Envelopes (version 3) carry the publisher's wall clock (`Date()`, milliseconds since
+        /// 1970) at the moment it made them, under the MAC. With a key, a receiver refuses, as a
+        /// stale replay, an envelope it receives live (not from a durable store) that was signed
+        /// more than `maximumClockSkew` + ``publishTimeout`` before its current listening period
+        /// began (the first ``BridgeStatus/listening`` of a ``RemoteBridge/run()``, or the last
+        /// ``BridgeStatus/resumed(gap:)``): it was published while this receiver was not listening,
+        /// so at most once it is not this receiver's to get, and a process that never saw it
+        /// cannot tell it from a replay otherwise. What remains open: an envelope signed within that
+        /// tolerance before the receiver (re)started listening, replayed soon after (7 s by
+        /// default), is delivered once more. Keep the instances' clocks synchronised (NTP).
+        ///
+        /// ```swift
+        /// settings.maximumClockSkew = .seconds(1)
+        /// ```
+        public var maximumClockSkew: Duration = .seconds(2)
+
+        /// The oldest envelope a receiver takes live, by the publisher's clock; default 5 minutes.
+        /// With a key, an envelope signed longer ago (plus ``maximumClockSkew``) is refused as stale
+        /// (``BridgeIssue/stale(origin:sequence:reason:)``), whatever the receiver remembers of its
+        /// origin.
+        ///
+        /// This bounds a replay to a receiver that has forgotten the origin (more than 256 newer
+        /// origins seen), and the duration of a transactional publish: its envelope is signed when
+        /// made (``RemoteBridge/transactionalEnvelope(for:)``), so a transaction that commits later
+        /// than this has its event refused (reported) by every receiver. Durable transports hand
+        /// their stored rows over with ``RemoteInbox/deliverAndWait(_:)``, which checks no age.
+        ///
+        /// ```swift
+        /// settings.maximumEnvelopeAge = .seconds(60)
+        /// ```
+        public var maximumEnvelopeAge: Duration = .seconds(300)
+
+        /// Whether this bridge reads, and writes, envelope version 2 (the format before signed
+        /// freshness and channel-bound MACs); default ``PreviousEnvelopeVersion/refused``.
+        ///
+        /// See ``PreviousEnvelopeVersion`` for the rolling upgrade from version 2 in three steps.
+        ///
+        /// ```swift
+        /// settings.previousEnvelopeVersion = .published   // step 1 of the upgrade
+        /// ```
+        public var previousEnvelopeVersion: PreviousEnvelopeVersion = .refused
+
         /// The defaults.
         ///
         /// ```swift
         /// let settings = RemoteBridge.Configuration()
         /// ```
         public init() {}
+    }
+}
+
+extension RemoteBridge {
+    /// How a bridge treats envelope version 2, the format before version 3's signed timestamp and
+    /// channel-bound MAC: the steps of a rolling upgrade, with instances of both versions on one
+    /// channel.
+    ///
+    /// An instance reads its own version and, when allowed, the one before; a newer version is
+    /// refused and reported (``BridgeIssue/undecodableNotification(reason:bytes:excerpt:)``, saying
+    /// to upgrade). The upgrade from version 2 (an EventBusRemote without
+    /// ``Configuration/maximumClockSkew``):
+    ///
+    /// 1. Deploy the new version with ``published``, one instance at a time: it writes version 2,
+    ///    which the old instances read, and reads both.
+    /// 2. Once no old instance runs, switch every instance to ``accepted``, one at a time: they
+    ///    write version 3, which every instance now reads.
+    /// 3. Once every instance writes version 3, switch to ``refused`` (the default): a version 2
+    ///    envelope (a replay of one recorded before the upgrade) is refused and reported.
+    ///
+    /// Version 2 envelopes carry no timestamp and their MAC does not cover the channel: while an
+    /// instance reads them, a replay of one to a restarted receiver is not detected (see
+    /// ``Configuration/maximumClockSkew``). Durable rows written as version 2 stay readable only
+    /// while it is read: drain them (every consumer past them) before step 3.
+    ///
+    /// ```swift
+    /// var settings = RemoteBridge.Configuration()
+    /// settings.previousEnvelopeVersion = .accepted   // step 2
+    /// ```
+    public enum PreviousEnvelopeVersion: Sendable, Equatable {
+        /// Write version 2, read versions 2 and 3: step 1, beside instances that read only 2.
+        case published
+        /// Write version 3, read versions 2 and 3: step 2.
+        case accepted
+        /// Write and read version 3 only: step 3, and the default.
+        case refused
     }
 }

@@ -35,7 +35,16 @@ public import Foundation
 /// - **Integrity.** An (origin, sequence) is recorded only once its envelope has authenticated and
 ///   decoded as a registered type, so a refused envelope never makes a later real one a
 ///   "duplicate". With ``Configuration/authenticationKey`` every envelope carries an HMAC-SHA256
-///   and one without a valid MAC is refused.
+///   (over the channel's name too) and one without a valid MAC is refused.
+/// - **Replays across restarts** (with a key). Envelopes carry their publisher's signed wall clock:
+///   an envelope received live that was signed before this receiver's listening period began
+///   (beyond ``Configuration/maximumClockSkew`` plus ``Configuration/publishTimeout``), longer ago
+///   than ``Configuration/maximumEnvelopeAge``, or in its future is refused
+///   (``BridgeIssue/stale(origin:sequence:reason:)``), so a process that never saw an envelope does
+///   not deliver its replay. A durable transport takes events only from its store
+///   (``RemoteInbox/deliverSignal(_:)`` refuses events on its wake-up channel).
+/// - **No false loss.** With a key, an authenticated envelope of an unregistered wire name or an
+///   undecodable payload is recorded, so the next event of its origin is not reported as missed.
 ///
 /// > Important: Without a shared key, anyone who can send on the channel (for PostgreSQL: any role
 /// > that can `NOTIFY`, which is every role by default) can forge events under any origin, and can
@@ -58,7 +67,7 @@ public final class RemoteBridge: Sendable {
     public let inbox: RemoteInbox
 
     private let transport: any RemoteTransport
-    private let core: Core
+    let core: Core
     private let isRunning = Locked(false)
 
     /// What the publishing and the receiving halves share.
@@ -67,6 +76,12 @@ public final class RemoteBridge: Sendable {
         let origin: UUID
         let authenticator: Authenticator?
         let maximumPayloadBytes: Int
+        /// How this bridge writes envelopes: the version, the channel its MACs cover.
+        let format: Envelope.Format
+        /// Whether it reads envelope version 2.
+        let acceptsPreviousVersion: Bool
+        /// The freshness limits of live envelopes (``Configuration/maximumClockSkew``).
+        let freshness: Freshness
         let registry = Locked(Registry())
         let publisher: SerialPublisher
         let metrics: BridgeMetrics
@@ -80,11 +95,18 @@ public final class RemoteBridge: Sendable {
             let done: CheckedContinuation<Void, Never>
         }
 
-        init(bus: EventBus, maximumPayloadBytes: Int, configuration: Configuration) {
+        init(bus: EventBus, maximumPayloadBytes: Int, channel: String, configuration: Configuration) {
             self.bus = bus
             let origin = UUID()
             self.origin = origin
             self.maximumPayloadBytes = maximumPayloadBytes
+            let previous = configuration.previousEnvelopeVersion
+            format = Envelope.Format(
+                version: previous == .published ? Envelope.previousVersion : Envelope.version, channel: channel)
+            acceptsPreviousVersion = previous != .refused
+            freshness = Freshness(
+                skew: configuration.maximumClockSkew, maximumAge: configuration.maximumEnvelopeAge,
+                queued: configuration.publishTimeout)
             authenticator = configuration.authenticationKey.map(Authenticator.init(key:))
             publisher = SerialPublisher(
                 capacity: max(1, configuration.publishBufferCapacity), maximumBytes: maximumPayloadBytes)
@@ -125,7 +147,9 @@ public final class RemoteBridge: Sendable {
     public init(bus: EventBus, transport: any RemoteTransport, configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.transport = transport
-        core = Core(bus: bus, maximumPayloadBytes: transport.maximumPayloadBytes, configuration: configuration)
+        core = Core(
+            bus: bus, maximumPayloadBytes: transport.maximumPayloadBytes, channel: transport.channel,
+            configuration: configuration)
         inbox = RemoteInbox(core: core, window: configuration.duplicateWindow)
     }
 
@@ -177,7 +201,7 @@ public final class RemoteBridge: Sendable {
     public func publish<E: Event & Codable>(_ event: E) async throws {
         let fields = try encode(event, transactional: false)
         let admission = core.publisher.admit(wireName: fields.wireName) { sequence in
-            Envelope.event(fields, sequence: sequence, signer: core.authenticator)
+            Envelope.event(fields, sequence: sequence, format: core.format, signer: core.authenticator)
         }
         switch admission {
         case .refused(let error, let bytes):
@@ -220,7 +244,7 @@ public final class RemoteBridge: Sendable {
     public func transactionalEnvelope<E: Event & Codable>(for event: E) throws -> String {
         let fields = try encode(event, transactional: true)
         let made = core.publisher.transactional { sequence in
-            Envelope.event(fields, sequence: sequence, signer: core.authenticator)
+            Envelope.event(fields, sequence: sequence, format: core.format, signer: core.authenticator)
         }
         guard let envelope = made.envelope else {
             core.report(.payloadTooLarge(wireName: fields.wireName, bytes: made.bytes))
@@ -231,7 +255,7 @@ public final class RemoteBridge: Sendable {
     }
 
     /// The fields of `event`'s envelope; runs the event's `Encodable` code, so never under a lock.
-    private func encode<E: Event & Codable>(_ event: E, transactional: Bool) throws -> Envelope.EventFields {
+    func encode<E: Event & Codable>(_ event: E, transactional: Bool) throws -> Envelope.EventFields {
         guard let wireName = core.registry.withLock({ $0.wireName(of: E.self) }) else {
             throw RemoteBridgeError.unregisteredType(E.self)
         }

@@ -29,6 +29,11 @@ public enum RemoteBridgeError: Error, CustomStringConvertible {
     /// (or may still reach them, if its send was under way).
     case publishTimedOut(after: Duration)
 
+    /// A ``RemoteBridge/PendingEvent`` could not be sealed: its MAC did not verify under this
+    /// bridge's key (or it has none while the bridge has a key), or its wire name is invalid.
+    /// Reported as ``BridgeIssue/unauthenticated(reason:bytes:excerpt:)``; nothing was sealed.
+    case pendingEventRefused(reason: String)
+
     /// One line for logs.
     ///
     /// ```swift
@@ -46,6 +51,8 @@ public enum RemoteBridgeError: Error, CustomStringConvertible {
             return "the bridge is already running"
         case .publishTimedOut(let limit):
             return "not confirmed sent within \(limit): it may not have reached other instances"
+        case .pendingEventRefused(let reason):
+            return "a pending event was refused: \(reason)"
         }
     }
 }

@@ -6,9 +6,11 @@ import Foundation
 /// receiving. The receiving half of a ``RemoteBridge``; the transport gets it from
 /// ``RemoteTransport/receive(into:)``.
 ///
-/// Each payload is checked in this order: size, authentication (with a shared key), envelope
-/// version and fields, echo of this instance's own publishes, wire name, payload decoding, and
-/// only then its (origin, sequence) against the duplicate window, where it is recorded. Whatever
+/// Each payload is checked in this order: size, envelope version, authentication (with a shared
+/// key), fields, echo of this instance's own publishes, freshness (with a key, for payloads
+/// received live), wire name, payload decoding, and only then its (origin, sequence) against the
+/// duplicate window, where it is recorded (with a key, an authenticated envelope of an unknown wire
+/// name or an undecodable payload is recorded too: it is not a loss). Whatever
 /// is refused or dropped is reported as a ``BridgeIssue``; a gap in an origin's sequence numbers
 /// is reported with its count before the event that revealed it. Events are dispatched with
 /// `EventBus.dispatchOnBusQueue(_:)`.
@@ -30,6 +32,8 @@ public final class RemoteInbox: Sendable {
         var interruptedAt: ContinuousClock.Instant?
         var hasListened = false
         var heartbeatsSent: UInt64 = 0
+        /// When the current listening period began: the run's first listening, or the last resume.
+        var listeningSince: Date?
     }
 
     init(core: RemoteBridge.Core, window: Int) {
@@ -46,6 +50,14 @@ public final class RemoteInbox: Sendable {
         case ownHeartbeat(UInt64)
     }
 
+    /// Where a payload came from: a live channel (freshness checked, with a key), a durable
+    /// transport's store, or a durable transport's wake-up channel (events refused).
+    enum Source {
+        case live
+        case store
+        case signal
+    }
+
     /// Checks, records and dispatches one received payload, or reports why not; never traps.
     ///
     /// Runs on the caller's thread; the event (or the issue) is dispatched on the bus's queue.
@@ -55,7 +67,32 @@ public final class RemoteInbox: Sendable {
     /// ```
     @discardableResult
     public func deliver(_ payload: String) -> Delivery {
-        switch Envelope.parse(payload, maximumBytes: core.maximumPayloadBytes, verifier: core.authenticator) {
+        deliver(payload, from: .live)
+    }
+
+    /// Handles a payload that came on a durable transport's wake-up channel rather than from its
+    /// store: a heartbeat as ``deliver(_:)`` does; an event envelope is refused and reported
+    /// (``BridgeIssue/notFromStore(origin:sequence:)``), never dispatched, since a durable receiver
+    /// takes events only from its store (a replayed or forged notification cannot deliver one);
+    /// anything else as ``deliver(_:)`` reports it. Never traps.
+    ///
+    /// Runs on the caller's thread; an issue is dispatched on the bus's queue.
+    ///
+    /// ```swift
+    /// for try await notification in notifications {
+    ///     if notification.payload == wakePayload { waker.wake() } else { inbox.deliverSignal(notification.payload) }
+    /// }
+    /// ```
+    @discardableResult
+    public func deliverSignal(_ payload: String) -> Delivery {
+        deliver(payload, from: .signal)
+    }
+
+    private func deliver(_ payload: String, from source: Source) -> Delivery {
+        let parsed = Envelope.parse(
+            payload, maximumBytes: core.maximumPayloadBytes, verifier: core.authenticator,
+            channel: core.format.channel, acceptsPrevious: core.acceptsPreviousVersion)
+        switch parsed {
         case .invalid(let reason):
             core.report(
                 .undecodableNotification(
@@ -67,14 +104,19 @@ public final class RemoteInbox: Sendable {
             // Other instances' heartbeats are not for us.
             return sender == core.origin ? .ownHeartbeat(number) : .handled
         case .event(let envelope):
-            receive(envelope)
+            if source == .signal {
+                core.report(.notFromStore(origin: envelope.stream.origin, sequence: envelope.sequence))
+            } else {
+                receive(envelope, live: source == .live)
+            }
         }
         return .handled
     }
 
-    /// Delivers `payloads` as ``deliver(_:)`` does, in order, then waits until the bus's queue has
-    /// run the synchronous subscribers of every event they dispatched; returns what each delivery
-    /// did.
+    /// Delivers `payloads`, read from a durable transport's store, as ``deliver(_:)`` does (except
+    /// that their age is not checked: the store's cursor, not the clock, rules out a repeat), in
+    /// order, then waits until the bus's queue has run the synchronous subscribers of every event
+    /// they dispatched; returns what each delivery did.
     ///
     /// For a transport that acknowledges what it delivered (a durable cursor): once this returns,
     /// the events were not only handed to the bus but handled, so acknowledging them then never
@@ -88,7 +130,7 @@ public final class RemoteInbox: Sendable {
     /// ```
     @discardableResult
     public func deliverAndWait(_ payloads: [String]) async -> [Delivery] {
-        let deliveries = payloads.map { deliver($0) }
+        let deliveries = payloads.map { deliver($0, from: .store) }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             core.bus.dispatchOnBusQueue(RemoteBridge.Core.DeliveryMark(bridge: core.origin, done: done))
         }
@@ -116,7 +158,7 @@ public final class RemoteInbox: Sendable {
         core.report(.expired(consumer: consumer, count: count))
     }
 
-    private func receive(_ envelope: Envelope.Received) {
+    private func receive(_ envelope: Envelope.Received, live: Bool) {
         let origin = envelope.stream.origin
         if origin == core.origin {
             switch core.publisher.echo(of: envelope) {
@@ -131,21 +173,39 @@ public final class RemoteInbox: Sendable {
                 guard envelope.stream.transactional else { return }
             }
         }
+        if live, origin != core.origin, envelope.authenticated, let signedAt = envelope.signedAt {
+            let since = state.withLock { $0.listeningSince }
+            if let reason = core.freshness.staleness(signedAt: signedAt, now: Date(), listeningSince: since) {
+                core.report(.stale(origin: origin, sequence: envelope.sequence, reason: reason))
+                return
+            }
+        }
+        // Signed and of this channel, but not for this instance: recorded (not a loss), not dispatched.
+        let recordsRefusal = envelope.authenticated && origin != core.origin
         guard let decode = core.registry.withLock({ $0.decoder(forWireName: envelope.wireName) }) else {
-            core.report(.unknownWireName(envelope.wireName, origin: origin))
+            let issue = BridgeIssue.unknownWireName(envelope.wireName, origin: origin)
+            if recordsRefusal { admit(envelope, refused: issue) } else { core.report(issue) }
             return
         }
         let event: Registry.Decoded
         do {
             event = try decode(envelope.data)
         } catch {
-            core.report(.undecodablePayload(wireName: envelope.wireName, origin: origin, error: error))
+            let issue = BridgeIssue.undecodablePayload(wireName: envelope.wireName, origin: origin, error: error)
+            if recordsRefusal { admit(envelope, refused: issue) } else { core.report(issue) }
             return
         }
         if origin == core.origin {
             dispatch(event, envelope)
             return
         }
+        admit(envelope, event: event)
+    }
+
+    /// Records `envelope` in the duplicate window and reports what it revealed; then dispatches
+    /// `event`, or (an envelope recorded but not delivered) reports `refused`.
+    private func admit(_ envelope: Envelope.Received, event: Registry.Decoded? = nil, refused: BridgeIssue? = nil) {
+        let origin = envelope.stream.origin
         switch state.withLock({ $0.history.admit(envelope) }) {
         case .deliver(let missed):
             if let missed, missed > 0 {
@@ -153,8 +213,11 @@ public final class RemoteInbox: Sendable {
             } else if missed == nil {
                 core.report(.missedUncounted(origin: origin, sequence: envelope.sequence))
             }
-            core.metrics.received.increment()
-            dispatch(event, envelope)
+            if let refused { core.report(refused) }
+            if let event {
+                core.metrics.received.increment()
+                dispatch(event, envelope)
+            }
         case .duplicate(let sameEnvelope):
             core.report(.duplicateDropped(origin: origin, sequence: envelope.sequence, conflicting: !sameEnvelope))
         case .older(let latest):
@@ -193,8 +256,13 @@ public final class RemoteInbox: Sendable {
                 state.hasListened = true
                 state.interruptedAt = nil
             }
-            if !state.hasListened { return .listening }
-            return state.interruptedAt.map { .resumed(gap: $0.duration(to: .now)) }
+            if !state.hasListened {
+                state.listeningSince = Date()
+                return .listening
+            }
+            guard let interruptedAt = state.interruptedAt else { return nil }
+            state.listeningSince = Date()
+            return .resumed(gap: interruptedAt.duration(to: .now))
         }
         if let status { core.report(status) }
     }
@@ -229,7 +297,10 @@ public final class RemoteInbox: Sendable {
             state.heartbeatsSent += 1
             return state.heartbeatsSent
         }
-        return (Envelope.heartbeat(origin: core.origin, number: number, signer: core.authenticator), number)
+        return (
+            Envelope.heartbeat(origin: core.origin, number: number, format: core.format, signer: core.authenticator),
+            number
+        )
     }
 
     /// Forgets the listening state, for a new ``RemoteBridge/run()``.

@@ -22,6 +22,15 @@
 /// }
 /// ```
 public protocol RemoteTransport: Sendable {
+    /// The name of the channel the transport carries, the same on every instance: with a shared
+    /// key, every MAC covers it, so an envelope signed for one channel is refused on another.
+    /// The empty string by default (MACs then bind no channel). Read once, when the bridge is made.
+    ///
+    /// ```swift
+    /// var channel: String { "app_events" }
+    /// ```
+    var channel: String { get }
+
     /// The largest payload the transport carries, in UTF-8 bytes; the bridge refuses a publish
     /// whose envelope is larger.
     var maximumPayloadBytes: Int { get }
@@ -37,4 +46,13 @@ public protocol RemoteTransport: Sendable {
     ///
     /// Called by ``RemoteBridge/run()``, on its task.
     func receive(into inbox: RemoteInbox) async throws
+}
+
+extension RemoteTransport {
+    /// The empty string: a transport that names no channel gets MACs bound to none.
+    ///
+    /// ```swift
+    /// let name = transport.channel   // "" unless the transport names its channel
+    /// ```
+    public var channel: String { "" }
 }

@@ -88,7 +88,7 @@ struct ContextTests {
 
         b.bus.contextPropagator = Trace.propagator
         network.inject(
-            #"{"v":2,"o":"\#(UUID().uuidString)","s":1,"n":"test.ping.v1","c":{"traceparent":"forged"},"p":{"from":"x","n":9}}"#
+            #"{"v":3,"o":"\#(UUID().uuidString)","s":1,"n":"test.ping.v1","c":{"traceparent":"forged"},"ts":0,"p":{"from":"x","n":9}}"#
         )
         #expect(await traces.recorded.wait { $0.count == 4 })
         #expect(traces.recorded.events.filter { $0.n == 9 }.allSatisfy { $0.trace == nil })

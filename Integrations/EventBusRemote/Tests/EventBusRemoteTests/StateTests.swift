@@ -7,7 +7,10 @@ import Testing
 struct StateTests {
     /// The parsed form of `text`, which must be an event envelope.
     static func received(_ text: String) throws -> Envelope.Received {
-        guard case .event(let envelope) = Envelope.parse(text, maximumBytes: 7_999, verifier: nil) else {
+        guard
+            case .event(let envelope) = Envelope.parse(
+                text, maximumBytes: 7_999, verifier: nil, channel: "", acceptsPrevious: true)
+        else {
             throw ParseFailure()
         }
         return envelope
@@ -29,7 +32,8 @@ struct StateTests {
                 case .admitted = publisher.admit(
                     wireName: "test.ping.v1",
                     build: { sequence in
-                        let text = Envelope.event(fields, sequence: sequence, signer: nil)
+                        let text = Envelope.event(
+                            fields, sequence: sequence, format: Envelope.Format(version: 3, channel: ""), signer: nil)
                         envelopes.append(text)
                         return text
                     })
@@ -64,5 +68,26 @@ struct StateTests {
         history.hasBeenInterrupted = true
         let stranger = try StateTests.received(#"{"v":2,"o":"\#(UUID().uuidString)","s":7,"n":"x","p":{}}"#)
         #expect(history.admit(stranger) == .deliver(missed: nil))
+    }
+
+    @Test(
+        "freshness: in the future beyond the skew, older than the age limit, or signed before listening began (beyond the tolerance): stale; otherwise fresh"
+    )
+    func freshness() {
+        let rule = Freshness(skew: .seconds(2), maximumAge: .seconds(300), queued: .seconds(5))
+        let now = Date(timeIntervalSince1970: 1_000_000)
+        let at = { (offset: Double) in Envelope.milliseconds(now.addingTimeInterval(offset)) }
+        let since = now.addingTimeInterval(-60)
+        #expect(rule.staleness(signedAt: at(0), now: now, listeningSince: since) == nil)
+        #expect(rule.staleness(signedAt: at(1.9), now: now, listeningSince: since) == nil)
+        #expect(rule.staleness(signedAt: at(2.1), now: now, listeningSince: since)?.contains("future") == true)
+        #expect(
+            rule.staleness(signedAt: at(-303), now: now, listeningSince: nil)?.contains("maximumEnvelopeAge") == true)
+        #expect(rule.staleness(signedAt: at(-301), now: now, listeningSince: nil) == nil)
+        // The age limit is 300 s plus the skew. Listening since 60 s ago: tolerated up to 7 s (skew + publish timeout) before that.
+        #expect(rule.staleness(signedAt: at(-66.9), now: now, listeningSince: since) == nil)
+        #expect(
+            rule.staleness(signedAt: at(-67.1), now: now, listeningSince: since)?.contains("before this receiver")
+                == true)
     }
 }

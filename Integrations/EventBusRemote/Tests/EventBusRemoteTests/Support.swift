@@ -57,7 +57,7 @@ final class Node: Sendable {
 
     init(
         _ name: String, on network: InMemoryNetwork, key: Data? = nil, window: Int = 256,
-        metrics: (any MetricsFactory)? = nil
+        metrics: (any MetricsFactory)? = nil, configure: (inout RemoteBridge.Configuration) -> Void = { _ in }
     ) async throws {
         self.name = name
         transport = network.makeTransport()
@@ -65,6 +65,7 @@ final class Node: Sendable {
         settings.authenticationKey = key
         settings.duplicateWindow = window
         settings.metricsFactory = metrics
+        configure(&settings)
         bridge = RemoteBridge(bus: bus, transport: transport, configuration: settings)
         bridge.register(Ping.self, as: "test.ping.v1")
         pings = Recorded(Ping.self, on: bus)
@@ -94,9 +95,10 @@ final class Node: Sendable {
     }
 }
 
-/// An envelope as any process could write it (no MAC).
+/// An envelope (version 3, made now) as any process could write it (no MAC).
 func envelope(origin: UUID, sequence: UInt64, name: String = "test.ping.v1", payload: String) -> String {
-    #"{"v":2,"o":"\#(origin.uuidString)","s":\#(sequence),"n":"\#(name)","p":\#(payload)}"#
+    let now = Int64(Date().timeIntervalSince1970 * 1000)
+    return #"{"v":3,"o":"\#(origin.uuidString)","s":\#(sequence),"n":"\#(name)","ts":\#(now),"p":\#(payload)}"#
 }
 
 /// 32 bytes for a shared key.

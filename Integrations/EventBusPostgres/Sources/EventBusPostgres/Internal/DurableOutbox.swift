@@ -66,6 +66,31 @@ struct DurableOutbox: Sendable {
             updated_at timestamptz NOT NULL DEFAULT now(),
             PRIMARY KEY (channel, consumer))
         """,
+        // Scheduled events (added after the two tables above: an existing database gets it at the
+        // next start, the statements being idempotent).
+        """
+        CREATE TABLE IF NOT EXISTS eventbus_schedule (
+            id uuid PRIMARY KEY,
+            channel text NOT NULL,
+            due_at timestamptz NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+            wire_name text NOT NULL,
+            key_json text,
+            context_json text,
+            payload text NOT NULL,
+            mac text,
+            fired_at timestamptz,
+            cancelled_at timestamptz,
+            refused text)
+        """,
+        """
+        CREATE INDEX IF NOT EXISTS eventbus_schedule_due ON eventbus_schedule (channel, due_at, id)
+            WHERE fired_at IS NULL AND cancelled_at IS NULL
+        """,
+        """
+        CREATE INDEX IF NOT EXISTS eventbus_schedule_done ON eventbus_schedule (channel, (coalesce(fired_at, cancelled_at)))
+            WHERE fired_at IS NOT NULL OR cancelled_at IS NOT NULL
+        """,
     ]
 
     /// How long one statement of a receiver may take before the connection is given up.
@@ -82,7 +107,7 @@ struct DurableOutbox: Sendable {
     /// the task is cancelled, whichever comes first. After `kill -9` of the server, postgres-nio
     /// can leave a statement on the dead connection pending for good; it is then abandoned (left
     /// to its own task), so that the receiver replaces the connection instead of hanging.
-    private func statement<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    func statement<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let outcome = NIOLockedValueBox<Outcome<T>>(.waiting(nil))
         let work = Task { try await body() }
         let timer = Task { [statementTimeout] in
@@ -184,8 +209,9 @@ struct DurableOutbox: Sendable {
         var (position, redeliverThrough) = (cursor.position, cursor.redeliverThrough)
         while !Task.isCancelled {
             while true {
-                let rows = try await read(after: position, on: connection)
-                guard let last = rows.last?.position else { break }
+                // The batch's last row as claimed: its rows that retention deleted meanwhile are
+                // counted as expired, so the cursor moves past them too.
+                guard let (rows, last, claimed) = try await read(after: position, on: connection) else { break }
                 if let through = redeliverThrough {
                     let again = rows.count(where: { $0.position <= through })
                     if again > 0 { inbox.redelivering(consumer: settings.consumer, count: again) }
@@ -195,7 +221,7 @@ struct DurableOutbox: Sendable {
                 position = last
                 state.withLockedValue { $0.handled = last }
                 try await acknowledge(last, on: connection, inbox)
-                if rows.count < settings.batchSize { break }
+                if claimed < settings.batchSize { break }
             }
             await waker.wait(atMost: settings.pollInterval)
         }
@@ -254,27 +280,65 @@ struct DurableOutbox: Sendable {
         let payload: String
     }
 
-    /// The next batch after `position` among the rows no running transaction can precede, and the
-    /// claim that this consumer is delivering them (so that a successor knows they may have been
-    /// delivered): one statement.
-    private func read(after position: Position, on connection: PostgresConnection) async throws -> [Row] {
-        try await statement { try await readBatch(after: position, on: connection) }
+    /// The next batch after `position` among the rows no running transaction can precede, claimed
+    /// first (so that a successor knows they may have been delivered, and retention keeps them),
+    /// then read: two statements.
+    ///
+    /// Claiming before reading is what makes retention exact: ``cleanUp(_:)`` deletes unread rows
+    /// while holding the lock of every cursor row of the channel, and never a claimed row. A claim
+    /// that commits before that lock is taken protects its rows; one that waits for the lock finds
+    /// its rows already deleted (and counted as expired from the cursor), and the read, a statement
+    /// that starts after the cleanup committed, does not return them. So no row is both delivered
+    /// and counted, and none is neither.
+    ///
+    /// Returns the rows, the batch's last row as claimed, and how many rows the claim covered; `nil`
+    /// when there is nothing to read.
+    private func read(after position: Position, on connection: PostgresConnection) async throws -> (
+        rows: [Row], last: Position, claimed: Int
+    )? {
+        guard let (last, claimed) = try await statement({ try await claimBatch(after: position, on: connection) })
+        else { return nil }
+        let rows = try await statement { try await readBatch(after: position, through: last, on: connection) }
+        return (rows, last, claimed)
     }
 
-    private func readBatch(after position: Position, on connection: PostgresConnection) async throws -> [Row] {
+    /// Claims the next batch after `position` (the claim only moves forward); returns its last row
+    /// and its size.
+    private func claimBatch(after position: Position, on connection: PostgresConnection) async throws -> (
+        Position, Int
+    )? {
         let rows = try await connection.query(
             """
             WITH batch AS (
-                SELECT id, xid, payload FROM eventbus_outbox
+                SELECT xid, id FROM eventbus_outbox
                 WHERE channel = \(channel) AND (xid, id) > (\(String(position.xid))::xid8, \(position.id))
                     AND xid < pg_snapshot_xmin(pg_current_snapshot())
                 ORDER BY xid, id LIMIT \(settings.batchSize)),
-            last AS (SELECT xid, id FROM batch ORDER BY xid DESC, id DESC LIMIT 1),
+            last AS (SELECT xid, id, (SELECT count(*) FROM batch) AS n FROM batch ORDER BY xid DESC, id DESC LIMIT 1),
             claim AS (
                 UPDATE eventbus_cursors c SET claimed_xid = last.xid, claimed_id = last.id FROM last
                 WHERE c.channel = \(channel) AND c.consumer = \(settings.consumer)
                     AND (c.claimed_xid IS NULL OR (c.claimed_xid, c.claimed_id) < (last.xid, last.id)))
-            SELECT id, xid::text, payload FROM batch ORDER BY batch.xid, batch.id
+            SELECT xid::text, id, n FROM last
+            """, logger: logger)
+        var last: (Position, Int)?
+        for try await (xid, id, count) in rows.decode((String, Int64, Int64).self) {
+            last = (Position(xid: UInt64(xid) ?? 0, id: id), Int(count))
+        }
+        return last
+    }
+
+    /// The rows after `position` through `last` (claimed), in order: no transaction can still add
+    /// one there (the claim saw every one below the oldest running transaction).
+    private func readBatch(after position: Position, through last: Position, on connection: PostgresConnection)
+        async throws -> [Row]
+    {
+        let rows = try await connection.query(
+            """
+            SELECT id, xid::text, payload FROM eventbus_outbox
+            WHERE channel = \(channel) AND (xid, id) > (\(String(position.xid))::xid8, \(position.id))
+                AND (xid, id) <= (\(String(last.xid))::xid8, \(last.id))
+            ORDER BY xid, id LIMIT \(settings.batchSize)
             """, logger: logger)
         var batch: [Row] = []
         batch.reserveCapacity(settings.batchSize)
@@ -317,8 +381,10 @@ struct DurableOutbox: Sendable {
     // MARK: Cleanup
 
     /// Deletes the rows every consumer of the channel has passed, then those beyond the retention
-    /// limits (counted, per consumer that had not read them, as expired), each in statements of at
-    /// most ``cleanupBatch`` rows (short transactions: publishers insert meanwhile, and wait for
+    /// limits (counted, per consumer whose cursor had not passed them, as expired), except the rows
+    /// a consumer has claimed and not acknowledged (at most a batch per consumer: a dead consumer's
+    /// batch is redelivered, announced, when it restarts), each in statements of at most
+    /// ``cleanupBatch`` rows (short transactions: publishers insert meanwhile, and wait for
     /// nothing); returns how many rows it deleted.
     func cleanUp(_ client: PostgresClient) async throws -> Int {
         try await ensureSchema(client)
@@ -345,29 +411,54 @@ struct DurableOutbox: Sendable {
                      ORDER BY created_at DESC LIMIT 1)) AS id),
                 doomed AS (
                     SELECT o.id FROM eventbus_outbox o, bound
-                    WHERE o.channel = $1 AND o.id <= bound.id ORDER BY o.id LIMIT \(Self.cleanupBatch)),
+                    WHERE o.channel = $1 AND o.id <= bound.id
+                        AND NOT EXISTS (
+                            SELECT 1 FROM eventbus_cursors c
+                            WHERE c.channel = $1 AND c.claimed_xid IS NOT NULL AND (o.xid, o.id) > (c.xid, c.id)
+                                AND (o.xid, o.id) <= (c.claimed_xid, c.claimed_id))
+                    ORDER BY o.id LIMIT \(Self.cleanupBatch)),
                 gone AS (DELETE FROM eventbus_outbox o USING doomed d WHERE o.id = d.id RETURNING o.xid, o.id),
                 lost AS (
                     SELECT c.consumer, count(*) AS n FROM eventbus_cursors c JOIN gone g
-                        ON (g.xid, g.id) > (coalesce(c.claimed_xid, c.xid), coalesce(c.claimed_id, c.id))
+                        ON (g.xid, g.id) > (c.xid, c.id)
                     WHERE c.channel = $1 GROUP BY c.consumer),
                 counted AS (
                     UPDATE eventbus_cursors c SET expired = c.expired + lost.n FROM lost
                     WHERE c.channel = $1 AND c.consumer = lost.consumer)
                 SELECT count(*) FROM gone
                 """, binds: bindings)
-        deleted += try await repeatUntilShort(retained, client)
+        deleted += try await repeatUntilShort(retained, client, lockingCursors: true)
+        try await cleanUpSchedule(client)
         return deleted
     }
 
     /// Runs `query` (which deletes at most ``cleanupBatch`` rows and returns how many) until it
-    /// deletes fewer, 100 times at most; returns the total.
-    private func repeatUntilShort(_ query: PostgresQuery, _ client: PostgresClient) async throws -> Int {
+    /// deletes fewer, 100 times at most; returns the total. `lockingCursors`: each run in a
+    /// transaction that first locks every cursor row of the channel (in consumer order, as every
+    /// cleaner does), so that no claim or acknowledgement commits between what the deletion sees
+    /// of the cursors and its commit (see ``read(after:on:)``).
+    func repeatUntilShort(_ query: PostgresQuery, _ client: PostgresClient, lockingCursors: Bool = false)
+        async throws -> Int
+    {
+        let lock: PostgresQuery = """
+            SELECT 1 FROM eventbus_cursors WHERE channel = \(channel) ORDER BY consumer FOR UPDATE
+            """
         var total = 0
         for _ in 0..<100 {
-            var deleted = 0
-            for try await count in try await client.query(query, logger: logger).decode(Int64.self) {
-                deleted = Int(count)
+            let deleted = try await client.withConnection { connection in
+                var deleted = 0
+                if lockingCursors { try await connection.query("BEGIN", logger: logger).consume() }
+                do {
+                    if lockingCursors { try await connection.query(lock, logger: logger).consume() }
+                    for try await count in try await connection.query(query, logger: logger).decode(Int64.self) {
+                        deleted = Int(count)
+                    }
+                    if lockingCursors { try await connection.query("COMMIT", logger: logger).consume() }
+                } catch {
+                    if lockingCursors { try? await connection.query("ROLLBACK", logger: logger).consume() }
+                    throw error
+                }
+                return deleted
             }
             total += deleted
             if deleted < Self.cleanupBatch { break }

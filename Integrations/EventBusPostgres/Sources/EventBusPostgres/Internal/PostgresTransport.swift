@@ -142,9 +142,18 @@ struct PostgresTransport: RemoteTransport {
                     }
                     group.addTask {
                         for try await notification in notifications {
-                            if outbox != nil && notification.payload == DurableOutbox.wakePayload {
+                            let delivery: RemoteInbox.Delivery
+                            if outbox == nil {
+                                delivery = inbox.deliver(notification.payload)
+                            } else if notification.payload == DurableOutbox.wakePayload {
                                 waker.wake()
-                            } else if case .ownHeartbeat(let number) = inbox.deliver(notification.payload) {
+                                continue
+                            } else {
+                                // Durable: events come only from the outbox; a NOTIFY only wakes
+                                // (or is a heartbeat), and an event envelope on it is refused.
+                                delivery = inbox.deliverSignal(notification.payload)
+                            }
+                            if case .ownHeartbeat(let number) = delivery {
                                 listenState.withLockedValue {
                                     $0.heartbeatsReturned = max($0.heartbeatsReturned, number)
                                 }

@@ -6,6 +6,10 @@ import Foundation
 /// A signed envelope is the JSON object of the unsigned one with one last member,
 /// `,"m":"<64 lowercase hex digits>"`, the MAC of the unsigned text's UTF-8 bytes: the signer
 /// appends it and the verifier strips it, byte for byte, so no JSON canonicalisation is involved.
+///
+/// From envelope version 3 the MAC also covers a `context` that is not sent: the channel's name
+/// (``Envelope/macContext(version:channel:)``), so that an envelope signed for one channel does not
+/// verify on another, and a version 3 MAC never verifies as a version 2 one.
 struct Authenticator: Sendable {
     private let key: SymmetricKey
 
@@ -16,14 +20,26 @@ struct Authenticator: Sendable {
         self.key = SymmetricKey(data: key)
     }
 
-    /// `envelope` (a JSON object) with its MAC as last member.
-    func sign(_ envelope: String) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Data(envelope.utf8), using: key)
+    /// `envelope` (a JSON object) with its MAC, over `context` and the envelope, as last member.
+    func sign(_ envelope: String, context: String = "") -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data((context + envelope).utf8), using: key)
         return String(envelope.dropLast()) + #","m":""# + Self.hex(mac) + #""}"#
     }
 
-    /// The unsigned envelope if `text` carries a valid MAC, or why not.
-    func verify(_ text: String) -> Result<String, Refusal> {
+    /// The HMAC-SHA256 of `text`'s UTF-8 bytes, as 64 lowercase hex digits (a pending event's MAC).
+    func mac(of text: String) -> String {
+        Self.hex(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key))
+    }
+
+    /// Whether `mac` (64 lowercase hex digits) is the HMAC-SHA256 of `text`, compared in constant time.
+    func isValid(mac: String, of text: String) -> Bool {
+        let digits = Array(mac.utf8)
+        guard digits.count == 64, let bytes = Self.bytes(fromHex: digits[...]) else { return false }
+        return HMAC<SHA256>.isValidAuthenticationCode(bytes, authenticating: Data(text.utf8), using: key)
+    }
+
+    /// The unsigned envelope if `text` carries a valid MAC over `context` and the envelope, or why not.
+    func verify(_ text: String, context: String = "") -> Result<String, Refusal> {
         let bytes = Array(text.utf8)
         guard bytes.count > Self.suffixLength,
             bytes[(bytes.count - Self.suffixLength)...].starts(with: Array(#","m":""#.utf8)),
@@ -33,8 +49,9 @@ struct Authenticator: Sendable {
         guard let mac = Self.bytes(fromHex: hexDigits) else { return .failure(Refusal(reason: "a malformed MAC")) }
         var unsigned = Array(bytes[..<(bytes.count - Self.suffixLength)])
         unsigned.append(UInt8(ascii: "}"))
-        guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: unsigned, using: key) else {
-            return .failure(Refusal(reason: "a wrong MAC: another key, or altered"))
+        guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(context.utf8) + unsigned, using: key)
+        else {
+            return .failure(Refusal(reason: "a wrong MAC: another key or channel, or altered"))
         }
         return .success(String(decoding: unsigned, as: UTF8.self))
     }

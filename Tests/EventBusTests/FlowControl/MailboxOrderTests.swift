@@ -101,7 +101,9 @@ struct MailboxOrderTests {
         func mark() { handledWhenCalled = handled }
     }
 
-    @Test("A drain leaves the actor after a bounded batch: an actor method called during a flood runs before the flood ends")
+    @Test(
+        "A drain leaves the actor after a bounded batch: an actor method called during a flood runs before the flood ends"
+    )
     func boundedBatch() async {
         let bus = EventBus()
         let log = HeldLog(on: HeldLog.batchExecutor)

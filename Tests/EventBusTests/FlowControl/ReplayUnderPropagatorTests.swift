@@ -127,3 +127,41 @@ struct ReplayUnderPropagatorTests {
         }
     }
 }
+
+/// A replaying stream gets its replay before the live events that raced its subscription.
+@Suite("Flow control: a replaying stream's replay comes first", .offThePool)
+struct StreamReplayOrderTests {
+    struct Count: Event {
+        let value: Int
+    }
+
+    @Test("A stream made with replayingSticky() while another thread dispatches: the kept event, then live ones in order")
+    func replayFirst() async {
+        for round in 0..<100 {
+            let bus = EventBus()
+            bus.dispatch(Count(value: -1), sticky: .latest)
+            let stop = Shared(false)
+            let started = DispatchSemaphore(value: 0)
+            Thread.detach {
+                started.signal()
+                var value = 0
+                while !stop.value {
+                    bus.dispatch(Count(value: value))
+                    value += 1
+                }
+            }
+            await offThePool { started.wait() }
+            var iterator = bus.on(Count.self).replayingSticky().events().makeAsyncIterator()
+            var values: [Int] = []
+            for _ in 0..<20 {
+                guard let next = await iterator.next() else { break }
+                values.append(next.value)
+            }
+            stop.withLock { $0 = true }
+            #expect(values.first == -1, "round \(round): \(values)")
+            let live = values.dropFirst()
+            #expect(zip(live, live.dropFirst()).allSatisfy { $0 < $1 }, "round \(round): \(values)")
+            if values.first != -1 { break }
+        }
+    }
+}

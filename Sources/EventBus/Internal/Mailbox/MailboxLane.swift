@@ -134,12 +134,12 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
     private func record(
         in state: inout Mailbox.State, node: SubscriptionNode, count: Int, priority: UInt8
     ) -> LaneAction {
-        if isStream {
-            return consumer == nil ? .enqueued : .wake
-        }
         if let gated {
             self.gated = gated + count
             return .enqueued
+        }
+        if isStream {
+            return consumer == nil ? .enqueued : .wake
         }
         let extended = state.order.withLast { run -> Bool in
             guard run.lane === self && run.node === node else { return false }
@@ -330,7 +330,8 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
             var entry: MailboxEntry<E>?
             var resumed: [CheckedContinuation<Void, Never>] = []
             let (took, finished) = mailbox.withState { _ in
-                if let event = events.popFirst(), let receipt = receipts.popFirst() {
+                // Gated, the stream's live events wait behind its replay (see the type's comment).
+                if gated == nil, let event = events.popFirst(), let receipt = receipts.popFirst() {
                     entry = MailboxEntry(event: event, receipt: receipt)
                 }
                 let took = entry != nil
@@ -349,7 +350,7 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let waits = mailbox.withState { _ in
-                    guard events.isEmpty, !isFinished, !Task.isCancelled else { return false }
+                    guard events.isEmpty || gated != nil, !isFinished, !Task.isCancelled else { return false }
                     consumer = continuation
                     return true
                 }

@@ -135,7 +135,8 @@ struct StreamReplayOrderTests {
         let value: Int
     }
 
-    @Test("A stream made with replayingSticky() while another thread dispatches: the kept event, then live ones in order")
+    @Test(
+        "A stream made with replayingSticky() while another thread dispatches: the kept event, then live ones in order")
     func replayFirst() async {
         for round in 0..<100 {
             let bus = EventBus()

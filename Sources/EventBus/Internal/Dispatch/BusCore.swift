@@ -29,12 +29,10 @@ final class BusCore: Sendable {
     /// Enqueued deliveries that ended without running: their subscription had ended, their owner
     /// or bus was gone, or their stream was cancelled.
     let endedUnrunDeliveries = AtomicCounter()
-    #if DEBUG
-        /// Deliveries offered to a mailbox (enqueued, or dropped by the bound on the way in): the
-        /// left side of the flow-control invariant its tests check (debug builds only: an atomic
-        /// per delivery).
-        let offeredDeliveries = AtomicCounter()
-    #endif
+    /// Deliveries offered to a mailbox (enqueued, or dropped by the bound on the way in): the left
+    /// side of the flow-control invariant its tests check. Counted in debug builds only (an atomic
+    /// per delivery); 0 in release builds.
+    let offeredDeliveries = AtomicCounter()
     /// 1 while a context propagator is set (see `BusCore+Context.swift`), else 0: what a delivery
     /// that leaves the dispatching thread reads when no propagator is set. Written under the lock.
     let propagates = AtomicCounter()

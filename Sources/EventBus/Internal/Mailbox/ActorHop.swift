@@ -12,9 +12,12 @@ class ActorHop: @unchecked Sendable {
     /// Whether `actor` is this hop's actor (a reused address never joins a dead actor's mailbox).
     func isHop(to actor: AnyObject) -> Bool { preconditionFailure("EventBus: an actor hop without an actor") }
 
-    /// Runs `body` isolated to the actor; runs it where it is if the actor is gone (its lanes then
-    /// find their owner gone and finish their deliveries unrun).
-    func run(_ body: @Sendable () -> Void) async { preconditionFailure("EventBus: an actor hop without an actor") }
+    /// Runs `body` isolated to the actor and returns what it returns, having let go of the actor;
+    /// runs it where it is if the actor is gone (its lanes then find their owner gone and finish
+    /// their deliveries unrun).
+    func run(_ body: @Sendable () -> UInt8?) async -> UInt8? {
+        preconditionFailure("EventBus: an actor hop without an actor")
+    }
 
     /// A hop onto `actor`.
     static func to<A: Actor>(_ actor: A) -> ActorHop { ActorHopTo(actor) }
@@ -33,12 +36,12 @@ private final class ActorHopTo<A: Actor>: ActorHop, @unchecked Sendable {
 
     override func isHop(to actor: AnyObject) -> Bool { self.actor === actor }
 
-    override func run(_ body: @Sendable () -> Void) async {
+    override func run(_ body: @Sendable () -> UInt8?) async -> UInt8? {
         guard let actor else { return body() }
-        await Self.run(body, on: actor)
+        return await Self.run(body, on: actor)
     }
 
-    private static func run(_ body: @Sendable () -> Void, on _: isolated A) {
+    private static func run(_ body: @Sendable () -> UInt8?, on _: isolated A) -> UInt8? {
         body()
     }
 }

@@ -61,10 +61,11 @@ final class Mailbox: @unchecked Sendable {
         var drainTask: Task<Void, Never>?
         var drainPriority: UInt8 = 0
 
-        /// Under the lock, after an enqueue: `nil` if a drain is already scheduled; otherwise the
-        /// priority to schedule one at (0: unspecified).
-        mutating func schedulesDrain() -> UInt8? {
-            guard !scheduled else { return nil }
+        /// Under the lock, after an enqueue: `nil` if a drain is already scheduled (or, unless
+        /// `evenWhileRunning`, running: it schedules the next when it ends); otherwise the priority
+        /// to schedule one at (0: unspecified).
+        mutating func schedulesDrain(evenWhileRunning: Bool = true) -> UInt8? {
+            guard !scheduled, evenWhileRunning || !running else { return nil }
             scheduled = true
             defer { waitingPriority = 0 }
             return waitingPriority
@@ -117,14 +118,31 @@ final class Mailbox: @unchecked Sendable {
         state.withLock(body)
     }
 
-    /// Schedules a drain (the caller set `scheduled` under the lock) at `priority` (actors only).
+    /// Under the lock, once `scheduled` was set: a queue's job is submitted now, so that it is on
+    /// the queue before any enqueue that relies on it returns (a block enqueued on the queue after a
+    /// `dispatch` returned then runs after that dispatch's delivery). Submitting runs no user code.
+    /// Returns the priority of a drain still to start after unlocking (an actor's), or `nil`.
+    func scheduleUnderLock(priority: UInt8) -> UInt8? {
+        guard case .queue(let queue) = target else { return priority }
+        queue.async { self.runQueueJob() }
+        return nil
+    }
+
+    /// A queue's job: a drain.
+    private func runQueueJob() {
+        if let next = drain() { startDrain(priority: next) }
+    }
+
+    /// Starts a drain (the caller set `scheduled` under the lock) at `priority` (actors only).
     func startDrain(priority: UInt8) {
         switch target {
         case .queue(let queue):
-            queue.async { self.drain() }
+            queue.async { self.runQueueJob() }
         case .actor(let hop):
+            // The next batch is scheduled after the hop returned, with the actor let go of: a
+            // batch's hold on it must not keep it alive for the next one (which reads it again).
             let task = Task.detached(priority: priority == 0 ? nil : TaskPriority(rawValue: priority)) {
-                await hop.run { self.drain() }
+                if let next = await hop.run({ self.drain() }) { self.startDrain(priority: next) }
             }
             withState { state in
                 state.drainTask = task
@@ -150,14 +168,18 @@ final class Mailbox: @unchecked Sendable {
 
     /// A drain, where the target runs deliveries (on the queue, or isolated to the actor): one
     /// batch, run again if another drain asked to run meanwhile; then, if deliveries are left and
-    /// no drain is scheduled, schedules one.
+    /// no drain is scheduled, returns the priority to schedule the next at (the caller does, with
+    /// ``startDrain(priority:)``, once it left the target).
     ///
     /// **A queue's batch** runs the deliveries waiting when it starts, no more: each enqueue made
     /// while it runs schedules the next job, so a block enqueued on the queue after a `dispatch`
     /// returned runs after that dispatch's delivery, as with one block per delivery.
-    /// **An actor's batch** stops after ``batchLimit`` deliveries or ``batchTime``, and the next
-    /// one starts behind the work already queued: the actor runs its other work in between.
-    func drain() {
+    /// **An actor's batch** runs the deliveries waiting when it starts too, and stops sooner after
+    /// ``batchLimit`` of them or ``batchTime``; the next one starts behind the work already queued:
+    /// the actor runs its other work in between. A delivery enqueued during a batch runs in a later
+    /// one, which reads the owner again: the batch's hold on the actor keeps it alive for the
+    /// deliveries that were waiting, not for those its handlers cause.
+    func drain() -> UInt8? {
         let proceeds = withState { state in
             state.scheduled = false
             guard !state.running else {
@@ -167,7 +189,7 @@ final class Mailbox: @unchecked Sendable {
             state.running = true
             return true
         }
-        guard proceeds else { return }
+        guard proceeds else { return nil }
         var tickets = TicketTally()
         var runsAgain = true
         while runsAgain {
@@ -178,13 +200,13 @@ final class Mailbox: @unchecked Sendable {
             }
         }
         tickets.finish(in: inFlight)
-        let next: UInt8? = withState { state in
+        return withState { state in
             state.running = false
             state.drainTask = nil
             state.drainPriority = 0
-            return state.queued > 0 ? state.schedulesDrain() : nil
+            guard state.queued > 0, let priority = state.schedulesDrain() else { return nil }
+            return scheduleUnderLock(priority: priority)
         }
-        if let priority = next { startDrain(priority: priority) }
     }
 
     /// One batch: segments of the front lane's deliveries, as ``drain()`` says.
@@ -192,7 +214,7 @@ final class Mailbox: @unchecked Sendable {
         let isActor = tracksPriority
         let started = isActor ? DispatchTime.now().uptimeNanoseconds : 0
         var (budget, next) = withState { state in
-            (isActor ? Self.batchLimit : state.queued, state.order.withFirst { ($0.lane, $0.node) })
+            (isActor ? min(Self.batchLimit, state.queued) : state.queued, state.order.withFirst { ($0.lane, $0.node) })
         }
         while budget > 0, let (lane, node) = next {
             let (consumed, following) = lane.runSegment(of: node, in: self, limit: budget, tickets: &tickets)

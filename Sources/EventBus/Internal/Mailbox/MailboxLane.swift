@@ -149,7 +149,12 @@ final class MailboxLane<E: Sendable>: MailboxLaneBase, @unchecked Sendable {
         if extended != true { state.order.append(Mailbox.Run(lane: self, node: node, count: count)) }
         state.queued += count
         if priority > state.waitingPriority { state.waitingPriority = priority }
-        if let drainPriority = state.schedulesDrain() { return .startDrain(drainPriority) }
+        // A queue's running drain takes only what waited when it started: an enqueue meanwhile
+        // schedules the next job. An actor's schedules the next itself when it ends, after letting
+        // go of the actor.
+        if let drainPriority = state.schedulesDrain(evenWhileRunning: !mailbox.tracksPriority) {
+            return mailbox.scheduleUnderLock(priority: drainPriority).map { .startDrain($0) } ?? .enqueued
+        }
         return priority != 0 ? .escalate(priority) : .enqueued
     }
 

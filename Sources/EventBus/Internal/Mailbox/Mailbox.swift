@@ -8,10 +8,10 @@ import Dispatch
 /// backlog of one subscription costs one run however long it is, and no event is boxed. A dispatch
 /// enqueues under the mailbox's lock (O(1), no user code) and starts a drain if none is under way.
 /// One drain at a time: a queue job, or a task that hops onto the actor. It runs one *batch* —
-/// segments of the front lane's deliveries, in order, until the mailbox is empty,
-/// ``batchLimit`` deliveries ran, or ``batchTime`` passed — then ends (the queue or the actor runs
-/// its other work, the pool thread is free) and starts the next batch behind the work already
-/// queued. Before each handler the lane checks that the subscription is live (the dispose
+/// segments of the front lane's deliveries, in order, those waiting when it started (an actor's:
+/// at most ``batchLimit``, or until ``batchTime`` passed) — then ends (the queue or the actor runs
+/// its other work, the pool thread is free); the next batch comes behind the work already queued
+/// (see ``drain()``). Before each handler the lane checks that the subscription is live (the dispose
 /// guarantee).
 ///
 /// **Order.** One mailbox per (target, bus): the deliveries of one dispatch run in the bus's order,

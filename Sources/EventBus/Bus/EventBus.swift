@@ -308,7 +308,7 @@ public final class EventBus: Sendable {
         set { core.contextPropagator = newValue }
     }
 
-    /// The deliveries this bus enqueued on a queue or the main queue that have not run yet (nor
+    /// The deliveries this bus enqueued on a queue, the main queue or an actor that have not run yet (nor
     /// found their subscription ended): what a metrics gauge of queued work samples. O(1), two
     /// atomic loads, no lock; a snapshot that may be stale by the time it is read.
     ///
@@ -320,7 +320,7 @@ public final class EventBus: Sendable {
     /// ```
     public var enqueuedDeliveryCount: Int { core.inFlight.count }
 
-    /// Waits until every delivery this bus enqueued on a queue or the main queue before the call
+    /// Waits until every delivery this bus enqueued on a queue, the main queue or an actor before the call
     /// has run, or `deadline` (`DispatchTime.uptimeNanoseconds`) passes; returns how many of those
     /// were still waiting then, at most, 0 if none was; throws `CancellationError` when the task is
     /// cancelled (`EventBusTesting`'s `settle()`).

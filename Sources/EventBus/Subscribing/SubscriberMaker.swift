@@ -126,8 +126,10 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     /// Delivers the events asynchronously on `queue` instead of synchronously on the dispatching
     /// thread. Replaces an earlier `atQueue` or ``onMainActor()``.
     ///
-    /// On a serial queue the subscriber gets events in dispatch order. The dispose guarantee covers
-    /// deliveries already enqueued: once `dispose()` returns, none of them starts. For UI state
+    /// The subscriber gets events in dispatch order: the bus's deliveries to `queue` wait in one
+    /// mailbox and run one at a time, in order, across its subscriptions on that queue (on a
+    /// concurrent queue too). ``buffering(_:)`` bounds them (see <doc:FlowControl>). The dispose
+    /// guarantee covers deliveries already enqueued: once `dispose()` returns, none of them starts. For UI state
     /// that the compiler must check, prefer ``onMainActor()`` to `atQueue(.main)`.
     ///
     /// ```swift
@@ -178,9 +180,10 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     /// the compiler rejects touching any other actor's. Replaces an earlier owner, ``atQueue(_:)``
     /// or ``onMainActor()``.
     ///
-    /// - **Order**: a subscription's events run on the actor one at a time, in the order they were
-    ///   dispatched (from any number of threads: the order in which their deliveries reached it),
-    ///   whatever the tasks' priorities. Each runs after the dispatch that sent it has moved on.
+    /// - **Order**: the actor's subscriptions' events run on it one at a time, in the order they
+    ///   were dispatched (from any number of threads: the order in which their deliveries reached
+    ///   its mailbox), whatever the tasks' priorities, in bounded batches between which the actor
+    ///   runs its other work. Each runs after the dispatch that sent it has moved on.
     /// - **Dispose**: once `dispose()` has returned, or the actor is deallocated, no delivery
     ///   starts, enqueued ones included. The bus holds the actor weakly: it retains it while a batch
     ///   of its handlers runs on it (and, as for any owner, for a moment when it checks that the

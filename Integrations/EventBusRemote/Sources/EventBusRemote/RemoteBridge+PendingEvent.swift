@@ -110,17 +110,9 @@ extension RemoteBridge {
                 throw refuse("a pending event with a wrong MAC: another key or binding, or altered")
             }
         }
-        let fields = Envelope.EventFields(
-            origin: core.origin, wireName: pending.wireName, keyJSON: pending.keyJSON, transactional: true,
-            contextJSON: pending.contextJSON, payload: pending.payload)
-        let made = core.publisher.transactional { sequence in
-            Envelope.event(fields, sequence: sequence, format: core.format, signer: core.authenticator)
-        }
-        guard let envelope = made.envelope else {
-            core.report(.payloadTooLarge(wireName: pending.wireName, bytes: made.bytes))
-            throw RemoteBridgeError.payloadTooLarge(bytes: made.bytes, limit: core.maximumPayloadBytes)
-        }
-        core.metrics.transactionalPublished.increment()
-        return envelope
+        return try sealTransactional(
+            Envelope.EventFields(
+                origin: core.origin, wireName: pending.wireName, keyJSON: pending.keyJSON, transactional: true,
+                contextJSON: pending.contextJSON, payload: pending.payload))
     }
 }

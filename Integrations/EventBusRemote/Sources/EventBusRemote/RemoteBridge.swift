@@ -242,7 +242,12 @@ public final class RemoteBridge: Sendable {
     /// try await connection.query("SELECT pg_notify(\(channel), \(envelope))", logger: logger)
     /// ```
     public func transactionalEnvelope<E: Event & Codable>(for event: E) throws -> String {
-        let fields = try encode(event, transactional: true)
+        try sealTransactional(encode(event, transactional: true))
+    }
+
+    /// Seals `fields` into an envelope numbered in the transactional series (see
+    /// ``transactionalEnvelope(for:)``); refused, and reported, above the transport's limit.
+    func sealTransactional(_ fields: Envelope.EventFields) throws -> String {
         let made = core.publisher.transactional { sequence in
             Envelope.event(fields, sequence: sequence, format: core.format, signer: core.authenticator)
         }

@@ -1,6 +1,6 @@
 import Dispatch
 
-/// The deliveries a bus enqueued on a queue or the main queue that have not run yet, counted in
+/// The deliveries a bus enqueued in its queue and actor mailboxes that have not run yet, counted in
 /// two generations, so that `EventBusTesting`'s `settle()` waits for those enqueued before it was
 /// called, not for a moment with none in flight (which a steady producer never gives it).
 ///

@@ -99,7 +99,7 @@ final class ChunkedQueue<Element: ~Copyable> {
         if head.start == head.end { retire(head) }
     }
 
-    /// Calls `body` with the front element, in place (`nil`-free: only when there is one).
+    /// Calls `body` with the front element, in place; `nil` without calling it when there is none.
     func withFirst<R>(_ body: (inout Element) -> R) -> R? {
         guard let head else { return nil }
         return body(&(head.base + head.start).pointee)

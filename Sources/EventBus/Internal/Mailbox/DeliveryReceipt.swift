@@ -50,7 +50,8 @@ enum InFlightTicket: UInt8 {
     case none, even, odd
 }
 
-/// A pending delivery: the event and its receipt.
+/// A stream's delivery as its consumer takes it: the event and its receipt. (A lane keeps the two
+/// in separate queues, see ``MailboxLane``.)
 struct MailboxEntry<E>: ~Copyable {
     let event: E
     var receipt: DeliveryReceipt

@@ -6,6 +6,8 @@
 /// meanwhile (see `Registry`).
 final class Bucket {
     let typeID: ObjectIdentifier
+    // @exclusivity(unchecked) on every `var` here: a bucket is only touched under the bus lock, which
+    // already excludes overlapping access (the runtime's dynamic checks would cost more than the work).
     @exclusivity(unchecked) private var unkeyed = LeveledLists()
     /// The lists of each key: a map that shrinks as keys go (see `IncrementalMap`).
     @exclusivity(unchecked) private var keyed = IncrementalMap<String, LeveledLists>()

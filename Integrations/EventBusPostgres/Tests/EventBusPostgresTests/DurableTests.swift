@@ -182,14 +182,7 @@ extension PostgresBridgeTests {
                 #expect(remaining == lastPublished - 100)
 
                 // A bound of 30 rows: the older ones go although b has not read them.
-                var bounded = durable
-                bounded.consumer = "cleaner"
-                bounded.retentionCount = 30
-                var boundedSettings = settings
-                boundedSettings.delivery = .durable(bounded)
-                let cleaner = try ClusterNode(
-                    name: "\(channel)_cleaner", url: PostgresBridgeTests.url, channel: channel,
-                    configuration: boundedSettings)
+                let cleaner = try PostgresBridgeTests.cleaner(channel: channel, configuration: settings, keeping: 30)
                 try await cleaner.start()
                 let expired = try await cleaner.bridge.cleanUpOutbox()
                 await cleaner.stop()

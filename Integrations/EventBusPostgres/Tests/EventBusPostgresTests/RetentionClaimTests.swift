@@ -52,14 +52,7 @@ extension PostgresBridgeTests.DurableTests {
             #expect(claimed > stored.cursor, "killed between batches: \(stored), handled \(handledBefore.count)")
 
             // Retention keeps 10 rows: everything else the cursors allow goes.
-            var bounded = durable
-            bounded.consumer = "cleaner"
-            bounded.retentionCount = 10
-            var boundedSettings = settings
-            boundedSettings.delivery = .durable(bounded)
-            let cleaner = try ClusterNode(
-                name: "\(channel)_cleaner", url: PostgresBridgeTests.url, channel: channel,
-                configuration: boundedSettings)
+            let cleaner = try PostgresBridgeTests.cleaner(channel: channel, configuration: settings, keeping: 10)
             try await cleaner.start()
             let deleted = try await cleaner.bridge.cleanUpOutbox()
             await cleaner.stop()
@@ -107,14 +100,7 @@ extension PostgresBridgeTests.DurableTests {
             b.bridge.register(Ping.self, as: "test.ping.v1")
             let handled = Recorder(Ping.self, on: b.bus) { _ in Thread.sleep(forTimeInterval: 0.002) }
             try await b.start()
-            var bounded = durable
-            bounded.consumer = "cleaner"
-            bounded.retentionCount = 20
-            var boundedSettings = settings
-            boundedSettings.delivery = .durable(bounded)
-            let cleaner = try ClusterNode(
-                name: "\(channel)_cleaner", url: PostgresBridgeTests.url, channel: channel,
-                configuration: boundedSettings)
+            let cleaner = try PostgresBridgeTests.cleaner(channel: channel, configuration: settings, keeping: 20)
             try await cleaner.start()
             let total = 1_000
             let cleaning = Task {

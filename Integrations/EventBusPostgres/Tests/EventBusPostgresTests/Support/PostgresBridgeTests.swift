@@ -71,6 +71,19 @@ struct PostgresBridgeTests {
         return try ClusterNode(name: "\(channel)_\(name)", url: url, channel: channel, configuration: settings)
     }
 
+    /// A node named "cleaner" with `configuration`'s durable settings but a retention of `count`
+    /// rows: the outbox cleaner the retention tests run by hand (`cleanUpOutbox()`).
+    static func cleaner(
+        channel: String, configuration: PostgresEventBridge.Configuration, keeping count: Int
+    ) throws -> ClusterNode {
+        var settings = configuration
+        if case .durable(var durable) = settings.delivery {
+            durable.retentionCount = count
+            settings.delivery = .durable(durable)
+        }
+        return try durableNode("cleaner", channel: channel, configuration: settings)
+    }
+
     /// Publishes `ping` from `node` in a transaction that then rolls back (expecting the error it
     /// is rolled back with, which postgres-nio wraps in a `PostgresTransactionError`).
     static func publishRolledBack(_ ping: Ping, from node: ClusterNode) async {

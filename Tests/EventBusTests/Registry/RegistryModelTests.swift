@@ -57,15 +57,15 @@ struct RegistryModelTests {
 
         /// A sticky dispatch of `event` nobody subscribes to: the registry keeps it as `policy` says.
         mutating func storeSticky(_ event: Kept, _ policy: StickyPolicy) {
-            let request = BusCore.DispatchRequest(bus: bus, sticky: StickyDispatch(policy, for: Kept.self))
+            let request = DispatchRequest(bus: bus, sticky: StickyDispatch(policy, for: Kept.self))
             withUnsafeTemporaryAllocation(
-                of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.firstChunkCapacity
+                of: Unmanaged<SubscriptionNode>.self, capacity: Dispatch.firstChunkCapacity
             ) { chunk in
-                var plan = DispatchPlan(includingUnkeyed: true, chunk: chunk)
+                var dispatch = Dispatch(request, chunk: chunk)
                 let start = withUnsafePointer(to: event) {
-                    registry.beginDispatch($0, key: event.key, request, ticks: 1, plan: &plan)
+                    registry.beginDispatch($0, key: event.key, request, ticks: 1, &dispatch)
                 }
-                #expect(!plan.foundSubscribers && start.held == 0)
+                #expect(dispatch.count == 0 && start.held == 0)
             }
         }
 

@@ -51,25 +51,35 @@ struct RegistryStateMachineTests {
             after.perform(in: bus.core)
         }
 
-        /// Begins a dispatch of `event` and, if its route is the plan, delivers along it (two
-        /// subscribers at most: the plan's last chunk, so no other step of the registry is needed).
+        /// Begins a dispatch of `event` and, if its route is to subscribers, steps it to its end as
+        /// the core's loop does: deliver the chunk, advance the registry, until it is done.
         func dispatch<E: Event>(
-            _ event: E, _ request: BusCore.DispatchRequest
+            _ event: E, _ request: DispatchRequest
         ) -> (start: Registry.DispatchStart, found: Bool) {
             withUnsafeTemporaryAllocation(
-                of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.firstChunkCapacity
+                of: Unmanaged<SubscriptionNode>.self, capacity: Dispatch.chunkCapacity
             ) { chunk in
-                var plan = DispatchPlan(includingUnkeyed: true, chunk: chunk)
+                var dispatch = Dispatch(request, chunk: chunk)
                 return withUnsafePointer(to: event) { event in
-                    let start = registry.beginDispatch(event, key: nil, request, ticks: 1, plan: &plan)
-                    let found = plan.foundSubscribers
+                    let start = registry.beginDispatch(event, key: nil, request, ticks: 1, &dispatch)
+                    let found = dispatch.count > 0
                     settle()
-                    if case .plan = start.route { plan.run(event, key: nil, in: bus.core) }
+                    if case .subscribers = start.route {
+                        while dispatch.count > 0 || dispatch.phase != .done {
+                            _ = dispatch.deliverChunk(event)
+                            if dispatch.isRetained {
+                                dispatch.endChunk()
+                                break
+                            }
+                            registry.advanceDispatch(&dispatch, key: nil, subjects: nil)
+                            settle()
+                        }
+                    }
                     if start.held != 0 {
                         registry.endHolding(
                             StickyHold(
                                 typeID: ObjectIdentifier(E.self), key: nil, sequence: start.held, container: bus.core),
-                            received: plan.reached > 0, enqueued: 0)
+                            received: dispatch.reached > 0, enqueued: 0)
                     }
                     return (start, found)
                 }
@@ -166,14 +176,14 @@ struct RegistryStateMachineTests {
     @Test("Begin a dispatch: nowhere with no subscriber, a dead event reported if a handler is set")
     func dispatchWithNobody() {
         let machine = Machine()
-        var (start, found) = machine.dispatch(Alpha(), BusCore.DispatchRequest(bus: machine.bus))
+        var (start, found) = machine.dispatch(Alpha(), DispatchRequest(bus: machine.bus))
         guard case .nothing = start.route else {
             Issue.record("route \(start.route)")
             return
         }
         #expect(!found && start.reports == 0)
         machine.registry.deadEventHandler = { _ in }
-        (start, found) = machine.dispatch(Alpha(), BusCore.DispatchRequest(bus: machine.bus))
+        (start, found) = machine.dispatch(Alpha(), DispatchRequest(bus: machine.bus))
         #expect(start.reports & 1 == 1)
         machine.registry.deadEventHandler = nil
     }
@@ -185,8 +195,8 @@ struct RegistryStateMachineTests {
         _ = machine.subscribe(Alpha.self)
         _ = machine.subscribe(Beta.self)
         machine.settle()
-        let (start, found) = machine.dispatch(Alpha(), BusCore.DispatchRequest(bus: machine.bus))
-        guard case .plan = start.route else {
+        let (start, found) = machine.dispatch(Alpha(), DispatchRequest(bus: machine.bus))
+        guard case .subscribers = start.route else {
             Issue.record("route \(start.route)")
             return
         }
@@ -199,7 +209,7 @@ struct RegistryStateMachineTests {
     )
     func stickyDispatch() {
         let machine = Machine()
-        let latest = BusCore.DispatchRequest(bus: machine.bus, sticky: StickyDispatch(.latest, for: Alpha.self))
+        let latest = DispatchRequest(bus: machine.bus, sticky: StickyDispatch(.latest, for: Alpha.self))
         var (start, _) = machine.dispatch(Alpha(), latest)
         #expect(start.held == 0)
         let kept = machine.registry.latestSticky(of: Alpha.self, key: nil)
@@ -210,7 +220,7 @@ struct RegistryStateMachineTests {
         #expect(keptAfterTake == nil)
         machine.settle()
 
-        let once = BusCore.DispatchRequest(bus: machine.bus, sticky: StickyDispatch(.untilDelivered, for: Alpha.self))
+        let once = DispatchRequest(bus: machine.bus, sticky: StickyDispatch(.untilDelivered, for: Alpha.self))
         (start, _) = machine.dispatch(Alpha(), once)
         #expect(start.held == 0)  // nobody to receive it: kept, not held
         let keptCount = machine.registry.stickyEvents(of: Alpha.self, key: nil).count
@@ -232,10 +242,10 @@ struct RegistryStateMachineTests {
     func sweepStepExpires() {
         let clock = ManualEventClock()
         let machine = Machine(clock: .manual(clock))
-        let ttl = BusCore.DispatchRequest(
+        let ttl = DispatchRequest(
             bus: machine.bus, sticky: StickyDispatch(.latest(ttl: .seconds(1)), for: Alpha.self))
         _ = machine.dispatch(Alpha(), ttl)
-        let ttlBeta = BusCore.DispatchRequest(
+        let ttlBeta = DispatchRequest(
             bus: machine.bus, sticky: StickyDispatch(.latest(ttl: .seconds(1)), for: Beta.self))
         _ = machine.dispatch(Beta(), ttlBeta)
         machine.settle()

@@ -48,7 +48,7 @@ struct RegistryStateMachineTests {
         /// Performs it, as the executor does after unlocking.
         func settle() {
             var after = registry.takeAfterUnlock()
-            after.perform(in: bus.core)
+            bus.core.perform(&after)
         }
 
         /// Begins a dispatch of `event` and, if its route is to subscribers, steps it to its end as
@@ -101,7 +101,7 @@ struct RegistryStateMachineTests {
         #expect(machine.registry.subscriptionCount == 2)
         machine.registry.tracer = nil
         var rest = after
-        rest.perform(in: machine.bus.core)
+        machine.bus.core.perform(&rest)
     }
 
     @Test("End returns whether it ended the subscription, and leaves its node to release and its bag to tell")
@@ -117,7 +117,7 @@ struct RegistryStateMachineTests {
         var after = machine.takeAfterUnlock()
         #expect(after.releaseCount == 2)  // the lists' references to its two nodes
         #expect(after.bagCount == 1)
-        after.perform(in: machine.bus.core)
+        machine.bus.core.perform(&after)
         let endedAgain = machine.registry.end(handle, reason: .disposed)
         #expect(!endedAgain)  // already ended: nothing to do
         let none = machine.takeAfterUnlock()
@@ -134,7 +134,7 @@ struct RegistryStateMachineTests {
         machine.registry.end(handle, reason: .ownerGone)
         var after = machine.takeAfterUnlock()
         #expect(after.traced.map(\.ended) == [.ownerGone])
-        after.perform(in: machine.bus.core)
+        machine.bus.core.perform(&after)
     }
 
     @Test("The sweep step picks owned subscriptions, each once per turn")
@@ -151,7 +151,7 @@ struct RegistryStateMachineTests {
             var after = machine.takeAfterUnlock()
             #expect(after.pickedIDs.count == 2)
             picked += after.pickedIDs
-            after.perform(in: machine.bus.core)  // owners alive: nothing reclaimed
+            machine.bus.core.perform(&after)  // owners alive: nothing reclaimed
         }
         #expect(Set(picked.prefix(5)) == ids)
         #expect(machine.registry.subscriptionCount == 5)
@@ -170,7 +170,7 @@ struct RegistryStateMachineTests {
         #expect(after.pickedIDs == [handle.id])  // once: a ring of one is not picked twice
         // Performing it checks the owner and reclaims through the bus's own core, not this
         // registry (end to end: `LifetimeTests.releasedBySweep`); what the registry decided is under test here.
-        after.perform(in: machine.bus.core)
+        machine.bus.core.perform(&after)
     }
 
     @Test("Begin a dispatch: nowhere with no subscriber, a dead event reported if a handler is set")
@@ -235,7 +235,7 @@ struct RegistryStateMachineTests {
         #expect(machine.registry.stickyCount == 0)
         var after = machine.takeAfterUnlock()
         #expect(after.releaseCount == 1)  // the received event
-        after.perform(in: machine.bus.core)
+        machine.bus.core.perform(&after)
     }
 
     @Test("The sweep step lets go of expired sticky events, a bounded number per operation")
@@ -255,7 +255,7 @@ struct RegistryStateMachineTests {
         var after = machine.takeAfterUnlock()
         #expect(after.releaseCount == Registry.expiriesPerOperation)
         #expect(machine.registry.stickyCount == 0)
-        after.perform(in: machine.bus.core)
+        machine.bus.core.perform(&after)
     }
 
     @Test("Removing everything ends every subscription, tells the bags, and records each end for the tracer")
@@ -275,7 +275,7 @@ struct RegistryStateMachineTests {
         #expect(Set(after.traced.map(\.ended)) == [.busGone])
         #expect(after.bagCount == 1)
         #expect(machine.registry.subscriptionCount == 0)
-        after.perform(in: machine.bus.core)
+        machine.bus.core.perform(&after)
         #expect(records.value == 3)
         #expect(handles.allSatisfy { !machine.registry.isLive($0) })
     }

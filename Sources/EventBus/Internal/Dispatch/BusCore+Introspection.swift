@@ -99,8 +99,8 @@ extension BusCore {
         withRegistry { registry in registry.dispatchesPerSweepTurn } + Self.idleTickInterval - 1
     }
 
-    /// The summary ``mayHaveBucket(_:)`` reads (tests).
-    var typeSummaryBits: Int { typeSummary.current }
+    /// The summary ``RegistrySnapshot/mayHaveBucket(_:)`` reads (tests).
+    var typeSummaryBits: Int { snapshot.typeSummary.current }
 
     /// The number of event types with a bucket (tests of bucket removal).
     var bucketCount: Int { withRegistry { registry in registry.bucketCount } }

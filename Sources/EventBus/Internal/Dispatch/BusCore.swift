@@ -10,74 +10,47 @@ import Dispatch
 @usableFromInline
 final class BusCore: Sendable {
     private let state: Locked<Registry>
-
-    /// The registry's ``Registry/typeSummary``, read without the lock.
-    let typeSummary: AtomicCounter
-
-    /// The registry's ``Registry/unhookedTypes``, read without the lock.
-    let unhookedTypes: TypeIDCache
-
-    /// Dispatches that skipped the lock (``findsNothing(_:)``): every `idleTickInterval`th takes it
-    /// anyway, to do the bookkeeping of them all (their share of the sweep).
+    /// What the core reads of the registry without the lock, published by the registry.
+    let snapshot: RegistrySnapshot
+    /// Dispatches that skipped the lock (``RegistrySnapshot/findsNothing(_:)``): every
+    /// `idleTickInterval`th takes it anyway, to do the bookkeeping of them all (their share of the
+    /// sweep).
     let idleDispatches = AtomicCounter()
-
     static let idleTickInterval = 8
-
     /// Deliveries enqueued on a queue, the main queue or an actor that have not run yet.
     let inFlight = InFlightDeliveries()
-
     /// The bus's mailboxes by queue and by actor (DESIGN §15).
     let mailboxes: MailboxDirectory
-
     /// The bus's back-pressure lanes, for ``EventBus/send(_:)``.
     let backPressure = BackPressureRoutes()
-
     /// Deliveries dropped by a subscription's bound, from the start (``EventBus/droppedDeliveryCount``).
     let droppedDeliveries = AtomicCounter()
-
     /// Enqueued deliveries that ended without running: their subscription had ended, their owner
     /// or bus was gone, or their stream was cancelled.
     let endedUnrunDeliveries = AtomicCounter()
-
     /// Deliveries offered to a mailbox (enqueued, or dropped by the bound on the way in): the left
     /// side of the flow-control invariant its tests check. Counted in debug builds only (an atomic
     /// per delivery); 0 in release builds.
     let offeredDeliveries = AtomicCounter()
 
-    /// 1 while a context propagator is set (see `BusCore+Context.swift`), else 0: what a delivery
-    /// that leaves the dispatching thread reads when no propagator is set. Written under the lock.
-    let propagates = AtomicCounter()
-
     init(clock: StickyClock) {
         let registry = Registry(clock: clock)
         mailboxes = MailboxDirectory(inFlight: inFlight)
-        typeSummary = registry.typeSummary
-        unhookedTypes = registry.unhookedTypes
+        snapshot = registry.snapshot
         state = Locked(registry)
     }
 
-    /// Whether `typeID` may have a bucket, without the lock: `false` means it had none when the
-    /// last change made before this call (in happens-before order) was made. O(1), an atomic load.
-    @inline(__always)
-    func mayHaveBucket(_ typeID: ObjectIdentifier) -> Bool {
-        typeSummary.current & (1 << Registry.summaryBit(of: typeID)) != 0
-    }
-
-    /// Whether a plain dispatch of `typeID` would find nothing to do, without the lock: the type had
-    /// no bucket (so no subscriber and nothing kept) and no dead-event handler or tracer was set
-    /// when the last change made before this call (in happens-before order) was made, and it has
-    /// neither hooks nor supertypes (which would need a bucket made). O(1), two atomic loads.
-    @inline(__always)
-    func findsNothing(_ typeID: ObjectIdentifier) -> Bool {
-        !mayHaveBucket(typeID) && unhookedTypes.contains(typeID)
-    }
+    /// 1 while a context propagator is set (see `BusCore+Context.swift`), else 0: what a delivery
+    /// that leaves the dispatching thread reads when no propagator is set.
+    var propagates: AtomicCounter { snapshot.propagates }
 
     /// Runs `body`'s registry operations under the lock, then performs what they left to do after
-    /// unlocking (``AfterUnlock``), and returns what `body` returned.
+    /// unlocking (``AfterUnlock``, interpreted by ``perform(_:)``), and returns what `body`
+    /// returned.
     @inline(__always)
     func withRegistry<R>(_ body: (inout Registry) -> R) -> R {
         var (result, after) = state.withLock { registry in (body(&registry), registry.takeAfterUnlock()) }
-        after.perform(in: self)
+        perform(&after)
         return result
     }
 
@@ -90,8 +63,59 @@ final class BusCore: Sendable {
             registry.reserveAfterUnlock(prepared)
             return (body(&registry), registry.takeAfterUnlock())
         }
-        after.perform(in: self)
+        perform(&after)
         return result
+    }
+
+    // MARK: The interpreter of what operations leave for after the lock
+
+    /// Does what the registry's operations left in `after`, with no lock held: tells the bags and
+    /// runs the work in the order they came, hands the tracer its records, checks the picked
+    /// owners (reclaiming the subscriptions whose owner is gone, scheduling a main-queue pass if
+    /// due), then releases the objects through ``ReleaseLoop`` (their deinits may call the bus).
+    /// The common cases, nothing or one object to release, cost a few loads and no call.
+    @inline(__always)
+    func perform(_ after: inout AfterUnlock) {
+        if after.isAtMostOneRelease {
+            if let first = after.takeFirst() { ReleaseLoop.drop(first) }
+        } else {
+            performAll(after.take())
+        }
+    }
+
+    /// ``perform(_:)`` when there is more than one object to release, an entry, a pick or a pass
+    /// to schedule.
+    @inline(never)
+    private func performAll(_ after: consuming AfterUnlock) {
+        var dead: [SubscriptionHandle] = []  // a purge's: reclaimed together
+        for entry in after.entries {
+            switch entry {
+            case .object: break  // released with the others, last
+            case .bag(let bag, let id): bag.forget(id)
+            case .work(let body): body()
+            case .check(let node): if Self.ownerIsGone(node) { dead.append(node.handle) }
+            case .trace(let node, let reason, let tracer):
+                let record = { () -> TraceRecord in
+                    reason.map { .ended(AfterUnlock.end(of: node, reason: $0)) } ?? .subscribed(node.info())
+                }
+                if let tracer { tracer(record()) } else { trace(record()) }
+            }
+        }
+        if after.mainSweepDue { scheduleMainSweep() }
+        let picks = after.takePicks()
+        // One at a time, without allocating (an array of the two would be an allocation a reclaim).
+        if let node = picks.first, Self.ownerIsGone(node) { reclaim(CollectionOfOne(node.handle)) }
+        if let node = picks.second, Self.ownerIsGone(node) { reclaim(CollectionOfOne(node.handle)) }
+        if !dead.isEmpty { reclaim(dead) }
+        // Often the last references: their deinits may call the bus, whose sweep may reclaim more.
+        let (first, more) = after.takeObjects()
+        ReleaseLoop.drop((first, more, picks.first, picks.second))
+    }
+
+    /// Whether `node` is live and its owner gone. (Loading the owner retains it: call it with no
+    /// lock held, and for a main-bound owner only on the main queue.)
+    static func ownerIsGone(_ node: SubscriptionNode) -> Bool {
+        node.isLive && node.owner == nil
     }
 
     /// Ends and forgets `subscriptions`, whose owner was found gone. The sequence is iterated
@@ -108,7 +132,6 @@ final class BusCore: Sendable {
     func removeAll() {
         withRegistry { registry in
             registry.removeAll()
-            propagates.store(0)
         }
     }
 }

@@ -83,7 +83,7 @@ extension BusCore {
         let sticky = request.sticky
         let typeID = ObjectIdentifier(E.self)
         var ticks = 1
-        if sticky == nil, request.bus != nil, !request.bypassingHooks, findsNothing(typeID) {
+        if sticky == nil, request.bus != nil, !request.bypassingHooks, snapshot.findsNothing(typeID) {
             // Nobody to deliver to, nothing to report: only the bookkeeping's share is left, paid
             // for all of them by every `idleTickInterval`th such dispatch.
             guard idleDispatches.add(1) % Self.idleTickInterval == 0 else { return Tally() }

@@ -17,19 +17,16 @@ struct Registry {
     // reading one then costs no reference counting.
     private var recentBuckets = ContiguousArray<Unmanaged<Bucket>?>(repeating: nil, count: Registry.recentBucketsCount)
     private static let recentBucketsCount = 32  // a power of two
-    /// Which event types may have a bucket, readable without the lock
-    /// (``BusCore/mayHaveBucket(_:)``): `summaryMask`, or every bit while a tracer or a
-    /// dead-event handler is set (so that a chain post takes the lock of a traced node, and learns
-    /// of its tracer there, and a dispatch nobody receives takes the lock to report it).
-    let typeSummary = AtomicCounter()
+    /// What the core reads without the lock (see ``RegistrySnapshot``), published here: the
+    /// summary of the types with a bucket (`summaryMask`, or every bit while a tracer or a
+    /// dead-event handler is set, so that a chain post takes the lock of a traced node and a
+    /// dispatch nobody receives takes it to report it), the unhooked types, whether a context
+    /// propagator is set.
+    let snapshot = RegistrySnapshot()
     /// Bit `summaryBit(of:)` is set while a type with that bit has a bucket. `summaryCounts[bit]`:
     /// how many buckets have that bit.
     private var summaryMask = 0
     private var summaryCounts = ContiguousArray<UInt32>(repeating: 0, count: 64)
-    /// Types recently dispatched with no bucket that have no hooks and no supertypes: so that a
-    /// dispatch nobody listens to checks the type's conformances only once, and (read without the
-    /// lock, see ``BusCore``) takes no lock.
-    let unhookedTypes = TypeIDCache()
 
     /// Live subscriptions (their primary node) by slot: how tokens reach them. A token's handle
     /// also carries the id, so a reused slot never answers for an ended subscription.
@@ -67,7 +64,9 @@ struct Registry {
     }
     /// The bus's context propagator; see `EventBus.contextPropagator` (read by
     /// `BusCore.captureContext()` only while `BusCore.propagates` says one is set).
-    var contextPropagator: (any EventContextPropagator)?
+    var contextPropagator: (any EventContextPropagator)? {
+        didSet { snapshot.propagates.store(contextPropagator == nil ? 0 : 1) }
+    }
     /// What a dispatch reports after unlocking (read by every dispatch without copying a closure):
     /// bit 1, a dead event (`deadEventHandler` is set); bit 2, a record (`tracer` is set).
     private(set) var reports: UInt8 = 0
@@ -190,7 +189,7 @@ struct Registry {
         return Unmanaged.passUnretained(bucket)
     }
 
-    /// The bit of `typeID` in ``typeSummary``.
+    /// The bit of `typeID` in the snapshot's `typeSummary`.
     @inline(__always)
     static func summaryBit(of typeID: ObjectIdentifier) -> Int {
         // Fibonacci hashing: the top bits of the product depend on every bit of the address.
@@ -210,15 +209,15 @@ struct Registry {
     }
 
     private func publishSummary() {
-        typeSummary.store(reports != 0 ? ~0 : summaryMask)
+        snapshot.typeSummary.store(reports != 0 ? ~0 : summaryMask)
     }
 
     /// Whether `E`, which has no bucket, needs one to be dispatched: it has hooks or supertypes (two
     /// conformance checks, cached in `unhookedTypes` for the types that have neither).
     @inline(__always)
     func needsBucket<E: Sendable>(_: E.Type) -> Bool {
-        if unhookedTypes.contains(ObjectIdentifier(E.self)) { return false }
-        return Self.checkNeedsBucket(E.self, caching: unhookedTypes)
+        if snapshot.unhookedTypes.contains(ObjectIdentifier(E.self)) { return false }
+        return Self.checkNeedsBucket(E.self, caching: snapshot.unhookedTypes)
     }
 
     /// `needsBucket`, when the type is not in the cache `unhookedTypes`. Static: an instance method

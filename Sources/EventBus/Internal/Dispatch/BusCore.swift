@@ -77,7 +77,8 @@ final class BusCore: Sendable {
     @inline(__always)
     func perform(_ after: inout AfterUnlock) {
         if after.isAtMostOneRelease {
-            if let first = after.takeFirst() { ReleaseLoop.drop(first) }
+            // Handed over, not bound to a local: the last release must happen inside the loop.
+            if after.hasFirst { ReleaseLoop.drop(after.takeFirst()) }
         } else {
             performAll(after.take())
         }
@@ -102,14 +103,14 @@ final class BusCore: Sendable {
             }
         }
         if after.mainSweepDue { scheduleMainSweep() }
-        let picks = after.takePicks()
+        let (firstPicked, secondPicked) = after.takePicks()
         // One at a time, without allocating (an array of the two would be an allocation a reclaim).
-        if let node = picks.first, Self.ownerIsGone(node) { reclaim(CollectionOfOne(node.handle)) }
-        if let node = picks.second, Self.ownerIsGone(node) { reclaim(CollectionOfOne(node.handle)) }
+        if let node = firstPicked, Self.ownerIsGone(node) { reclaim(CollectionOfOne(node.handle)) }
+        if let node = secondPicked, Self.ownerIsGone(node) { reclaim(CollectionOfOne(node.handle)) }
         if !dead.isEmpty { reclaim(dead) }
         // Often the last references: their deinits may call the bus, whose sweep may reclaim more.
         let (first, more) = after.takeObjects()
-        ReleaseLoop.drop((first, more, picks.first, picks.second))
+        ReleaseLoop.drop((consume first, consume more, consume firstPicked, consume secondPicked))
     }
 
     /// Whether `node` is live and its owner gone. (Loading the owner retains it: call it with no

@@ -144,6 +144,10 @@ package struct AfterUnlock {
     @inline(__always)
     var isAtMostOneRelease: Bool { more == nil && firstPick == nil && !mainSweepDue }
 
+    /// Whether it holds an object to release.
+    @inline(__always)
+    var hasFirst: Bool { first != nil }
+
     /// The first object to release, taken out.
     @inline(__always)
     mutating func takeFirst() -> AnyObject? { first.take() }

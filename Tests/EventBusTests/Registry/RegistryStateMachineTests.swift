@@ -93,13 +93,13 @@ struct RegistryStateMachineTests {
         let first = machine.subscribe(Alpha.self)
         #expect(first != nil)
         #expect(machine.takeAfterUnlock().traced.isEmpty)
-        machine.registry.tracer = { _ in }
+        _ = machine.registry.replaceTracer(with: { _ in })
         let second = machine.subscribe(Alpha.self)
         let after = machine.takeAfterUnlock()
         #expect(after.traced.map(\.id) == [second!.id])
         #expect(after.traced.first?.ended == nil)
         #expect(machine.registry.subscriptionCount == 2)
-        machine.registry.tracer = nil
+        _ = machine.registry.replaceTracer(with: nil)
         var rest = after
         machine.bus.core.perform(&rest)
     }
@@ -130,7 +130,7 @@ struct RegistryStateMachineTests {
         let machine = Machine()
         let handle = machine.subscribe(Alpha.self)!
         machine.settle()
-        machine.registry.tracer = { _ in }
+        _ = machine.registry.replaceTracer(with: { _ in })
         machine.registry.end(handle, reason: .ownerGone)
         var after = machine.takeAfterUnlock()
         #expect(after.traced.map(\.ended) == [.ownerGone])
@@ -182,10 +182,10 @@ struct RegistryStateMachineTests {
             return
         }
         #expect(!found && start.reports == 0)
-        machine.registry.deadEventHandler = { _ in }
+        _ = machine.registry.replaceDeadEventHandler(with: { _ in })
         (start, found) = machine.dispatch(Alpha(), DispatchRequest(bus: machine.bus))
         #expect(start.reports & 1 == 1)
-        machine.registry.deadEventHandler = nil
+        _ = machine.registry.replaceDeadEventHandler(with: nil)
     }
 
     @Test("Begin a dispatch: the plan holds the subscribers, delivered to after unlocking")
@@ -267,7 +267,7 @@ struct RegistryStateMachineTests {
         let attached = machine.registry.attach(handles[0], to: bag)
         #expect(attached)
         let records = Shared(0)
-        machine.registry.tracer = { _ in records.increment() }
+        _ = machine.registry.replaceTracer(with: { _ in records.increment() })
         machine.registry.removeAll()
         #expect(machine.registry.tracer == nil)
         var after = machine.takeAfterUnlock()

@@ -2,18 +2,11 @@
 /// and called with no lock held.
 extension BusCore {
     /// The bus's tracer. Like the handlers below, the one it replaces is swapped out under the lock
-    /// and released after unlocking (the deinits of what it captured may call the bus).
+    /// and released after unlocking, through ``ReleaseLoop`` (the deinits of what it captured may
+    /// call the bus).
     var tracer: (@Sendable (TraceRecord) -> Void)? {
         get { withRegistry { registry in registry.tracer } }
-        set { replace(\.tracer, with: newValue) }
-    }
-
-    /// Sets the registry's closure at `keyPath` to `value`; the one it replaces is released after
-    /// unlocking, through ``ReleaseLoop`` (the deinits of what it captured may call the bus).
-    private func replace<Closure>(_ keyPath: WritableKeyPath<Registry, Closure?>, with value: Closure?) {
-        var replaced = value
-        withRegistry { registry in swap(&registry[keyPath: keyPath], &replaced) }
-        ReleaseLoop.drop(replaced.take())
+        set { ReleaseLoop.drop(withRegistry { registry in registry.replaceTracer(with: newValue) }) }
     }
 
     /// Hands `record` to the tracer, if there is one (read under the lock, called outside it).
@@ -26,13 +19,13 @@ extension BusCore {
     /// The bus's dead-event handler.
     var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
         get { withRegistry { registry in registry.deadEventHandler } }
-        set { replace(\.deadEventHandler, with: newValue) }
+        set { ReleaseLoop.drop(withRegistry { registry in registry.replaceDeadEventHandler(with: newValue) }) }
     }
 
     /// The bus's handler-error handler.
     var handlerErrorHandler: (@Sendable (HandlerError) -> Void)? {
         get { withRegistry { registry in registry.handlerErrorHandler } }
-        set { replace(\.handlerErrorHandler, with: newValue) }
+        set { ReleaseLoop.drop(withRegistry { registry in registry.replaceHandlerErrorHandler(with: newValue) }) }
     }
 
     /// Hands a dead event to the dead-event handler, if there is one. (Only events are dispatched

@@ -27,7 +27,7 @@ extension BusCore {
         // Strongly: a weak reference would give the registry a side table, and every retain of it
         // (each subscription holds it) would take the runtime's slow path.
         DispatchQueue.main.async {
-            self.withRegistry { registry in registry.mainSweepScheduled = false }
+            self.withRegistry { registry in registry.mainSweepStarted() }
             self.purge()
         }
     }

@@ -25,6 +25,8 @@ struct DispatchRequest {
     var includingUnkeyed = true
     /// Whether only the monitors are walked (a chain's hops after a stop).
     var monitorsOnly = false
+    /// Whether the event is delivered as its supertypes too (a chain's hops are not).
+    var asSupertypes = true
 }
 
 // MARK: The entry points, and the one loop they share
@@ -62,7 +64,8 @@ extension BusCore {
     /// unkeyed ones (only the monitors, after a stop), past any hooks.
     @discardableResult
     func post<E: Sendable>(at event: UnsafePointer<E>, key: String?, monitorsOnly: Bool = false) -> Tally {
-        dispatch(event, key: key, DispatchRequest(bus: nil, bypassingHooks: true, monitorsOnly: monitorsOnly))
+        let request = DispatchRequest(bus: nil, bypassingHooks: true, monitorsOnly: monitorsOnly, asSupertypes: false)
+        return dispatch(event, key: key, request)
     }
 
     /// The one dispatch. Its first steps: skip the lock if nobody listens (`findsNothing`), then,

@@ -65,7 +65,7 @@ extension Registry {
                     dispatch.phase = .done
                     return start
                 }
-                dispatch.fansOut = bus != nil && bucket.supertypes != nil
+                dispatch.fansOut = request.asSupertypes && bucket.supertypes != nil
             }
             enterWalk(of: bucket, dispatch: &dispatch, key: key)
             if dispatch.fansOut {

@@ -51,20 +51,25 @@ struct Registry {
     /// Main-bound owners the sweep skipped off the main queue since the last sweep there.
     private var mainBoundSkipped = 0
     /// Whether a sweep pass on the main queue is scheduled.
-    var mainSweepScheduled = false
+    private(set) var mainSweepScheduled = false
+
+    /// The main queue's sweep pass scheduled by ``mainSweepDue(force:)`` has started.
+    mutating func mainSweepStarted() {
+        mainSweepScheduled = false
+    }
 
     /// The bus's dead-event and handler-error handlers (here, so that a dispatch learns whether it
     /// must report a dead event in the critical section it already has).
-    var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
+    private(set) var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
         didSet { updateReports() }
     }
     /// The bus's tracer; see `EventBus.tracer`.
-    var tracer: (@Sendable (TraceRecord) -> Void)? {
+    private(set) var tracer: (@Sendable (TraceRecord) -> Void)? {
         didSet { updateReports() }
     }
     /// The bus's context propagator; see `EventBus.contextPropagator` (read by
     /// `BusCore.captureContext()` only while `BusCore.propagates` says one is set).
-    var contextPropagator: (any EventContextPropagator)? {
+    private(set) var contextPropagator: (any EventContextPropagator)? {
         didSet { snapshot.propagates.store(contextPropagator == nil ? 0 : 1) }
     }
     /// What a dispatch reports after unlocking (read by every dispatch without copying a closure):
@@ -83,7 +88,41 @@ struct Registry {
     static let recentHandlerErrorsLimit = 64
     /// Live internal subscriptions (`markedInternal()`), counted in `subscriptionCount` too.
     private(set) var internalCount = 0
-    var handlerErrorHandler: (@Sendable (HandlerError) -> Void)?
+    private(set) var handlerErrorHandler: (@Sendable (HandlerError) -> Void)?
+
+    // MARK: Configuration
+
+    /// Sets the tracer; returns the one it replaces, for the caller to release after unlocking.
+    mutating func replaceTracer(
+        with tracer: (@Sendable (TraceRecord) -> Void)?
+    ) -> (@Sendable (TraceRecord) -> Void)? {
+        defer { self.tracer = tracer }
+        return self.tracer
+    }
+
+    /// Sets the dead-event handler; returns the one it replaces, to be released after unlocking.
+    mutating func replaceDeadEventHandler(
+        with handler: (@Sendable (DeadEvent) -> Void)?
+    ) -> (@Sendable (DeadEvent) -> Void)? {
+        defer { deadEventHandler = handler }
+        return deadEventHandler
+    }
+
+    /// Sets the handler-error handler; returns the one it replaces, to be released after unlocking.
+    mutating func replaceHandlerErrorHandler(
+        with handler: (@Sendable (HandlerError) -> Void)?
+    ) -> (@Sendable (HandlerError) -> Void)? {
+        defer { handlerErrorHandler = handler }
+        return handlerErrorHandler
+    }
+
+    /// Sets the context propagator; returns the one it replaces, to be released after unlocking.
+    mutating func replaceContextPropagator(
+        with propagator: (any EventContextPropagator)?
+    ) -> (any EventContextPropagator)? {
+        defer { contextPropagator = propagator }
+        return contextPropagator
+    }
 
     // Sticky events: the clock of their TTL, their counter (orders them across keys), and the
     // queue of the slots with a TTL event (one item each, kept in step by their stores), which the
@@ -164,13 +203,13 @@ struct Registry {
     }
 
     /// The bucket of `E`, made (with `E`'s hooks and supertypes, if it has any) if there is none.
-    mutating func bucket<E: Sendable>(for _: E.Type, on bus: EventBus) -> Bucket {
+    mutating func bucket<E: Sendable>(for _: E.Type, on bus: EventBus?) -> Bucket {
         unmanagedBucket(for: E.self, on: bus).takeUnretainedValue()
     }
 
     /// ``bucket(for:on:)``, unretained: valid under the lock until the registry changes.
     // Unmanaged: `buckets` holds it.
-    mutating func unmanagedBucket<E: Sendable>(for _: E.Type, on bus: EventBus) -> Unmanaged<Bucket> {
+    mutating func unmanagedBucket<E: Sendable>(for _: E.Type, on bus: EventBus?) -> Unmanaged<Bucket> {
         let typeID = ObjectIdentifier(E.self)
         if let bucket = unmanagedBucket(for: typeID) { return bucket }
         return makeBucket(for: E.self, on: bus)
@@ -178,7 +217,7 @@ struct Registry {
 
     @inline(never)
     // Unmanaged: as `unmanagedBucket(for:on:)`.
-    private mutating func makeBucket<E: Sendable>(for _: E.Type, on bus: EventBus) -> Unmanaged<Bucket> {
+    private mutating func makeBucket<E: Sendable>(for _: E.Type, on bus: EventBus?) -> Unmanaged<Bucket> {
         let typeID = ObjectIdentifier(E.self)
         let hooks = (E.self as? any HookedEvent.Type).map { makeHooks($0, for: bus) }
         let supertypes = (E.self as? any DeliveredAsSupertypes.Type).map { makeFanOut($0) }
@@ -355,7 +394,7 @@ struct Registry {
     /// others are let go of unregistered, and the first admitted node is the primary. The tracer's
     /// record, if one is set, goes to ``afterUnlock``.
     mutating func subscribe<E: Sendable>(
-        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus
+        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus?
     ) -> SubscriptionHandle? {
         guard let node = link(primary, of: E.self, traits: traits, bus: bus) else { return nil }
         // Unmanaged: see `link`.
@@ -371,7 +410,7 @@ struct Registry {
     /// (``settleHeld(_:key:sequence:received:)``, ``endHolding(_:received:enqueued:)``). `nil` if
     /// the hooks refused it. O(keys + events returned).
     mutating func subscribeReplaying<E: Sendable>(
-        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus
+        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus?
     ) -> (node: SubscriptionNode, replay: [StickyStore<E>.Entry])? {
         // Unmanaged: see `link`.
         guard let node = link(primary, of: E.self, traits: traits, bus: bus)?.takeUnretainedValue() else { return nil }
@@ -385,7 +424,7 @@ struct Registry {
 
     // Unmanaged: the primary returned is linked, so its list holds it while the lock is held.
     private mutating func link<E: Sendable>(
-        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus
+        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus?
     ) -> Unmanaged<SubscriptionNode>? {
         // Unmanaged: the registry holds its buckets, and the lock is held.
         unmanagedBucket(for: E.self, on: bus)._withUnsafeGuaranteedRef { bucket in
@@ -812,8 +851,10 @@ struct Registry {
 }
 
 /// Makes the hooks of a hooked event type (an opened existential).
-private func makeHooks<H: HookedEvent>(_: H.Type, for bus: EventBus) -> any EventTypeHooks {
-    H.makeHooks(for: bus)
+private func makeHooks<H: HookedEvent>(_: H.Type, for bus: EventBus?) -> any EventTypeHooks {
+    // Every operation of a bus passes it; only the registry's own tests pass none, with no hooks.
+    guard let bus else { preconditionFailure("EventBus: the hooks of \(H.self) need the bus they belong to") }
+    return H.makeHooks(for: bus)
 }
 
 /// Makes the supertype fan-out of an event type with supertypes (an opened existential).

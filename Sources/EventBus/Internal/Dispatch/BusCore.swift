@@ -69,25 +69,19 @@ final class BusCore: Sendable {
 
     // MARK: The interpreter of what operations leave for after the lock
 
-    /// Does what the registry's operations left in `after`, with no lock held: tells the bags and
-    /// runs the work in the order they came, hands the tracer its records, checks the picked
-    /// owners (reclaiming the subscriptions whose owner is gone, scheduling a main-queue pass if
-    /// due), then releases the objects through ``ReleaseLoop`` (their deinits may call the bus).
-    /// The common cases, nothing or one object to release, cost a few loads and no call.
+    /// Does what the registry's operations left in `after`, with no lock held (the carrier hands
+    /// itself over, ``AfterUnlock/hand(to:)``: the common cases, nothing or one object to release,
+    /// cost a few loads and no call).
     @inline(__always)
     func perform(_ after: inout AfterUnlock) {
-        if after.isAtMostOneRelease {
-            // Handed over, not bound to a local: the last release must happen inside the loop.
-            if after.hasFirst { ReleaseLoop.drop(after.takeFirst()) }
-        } else {
-            performAll(after.take())
-        }
+        after.hand(to: self)
     }
 
-    /// ``perform(_:)`` when there is more than one object to release, an entry, a pick or a pass
-    /// to schedule.
-    @inline(never)
-    private func performAll(_ after: consuming AfterUnlock) {
+    /// The interpreter: tells the bags and runs the work in the order they came, hands the tracer
+    /// its records, checks the picked owners (reclaiming the subscriptions whose owner is gone,
+    /// scheduling a main-queue pass if due), then releases the objects through ``ReleaseLoop``
+    /// (their deinits may call the bus).
+    func interpret(_ after: inout AfterUnlock) {
         var dead: [SubscriptionHandle] = []  // a purge's: reclaimed together
         for entry in after.entries {
             switch entry {

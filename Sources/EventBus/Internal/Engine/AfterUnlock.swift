@@ -138,19 +138,38 @@ package struct AfterUnlock {
             + (more?.compactMap { if case .check(let node) = $0 { node.id } else { nil } } ?? [])
     }
 
-    // MARK: Read by the interpreter (`BusCore.perform(_:)`), after unlocking
+    // MARK: Handed to the interpreter (`BusCore.interpret(_:)`), after unlocking
 
-    /// Whether it holds at most one object to release and nothing else: the common cases.
+    /// Hands what it holds to `core`'s interpreter, with no lock held. The common cases, nothing or
+    /// one object to release, cost three loads and no call: the object goes to ``ReleaseLoop`` here.
     @inline(__always)
-    var isAtMostOneRelease: Bool { more == nil && firstPick == nil && !mainSweepDue }
+    mutating func hand(to core: BusCore) {
+        guard more == nil && firstPick == nil && !mainSweepDue else {
+            Self.handAll(
+                (first.take(), more.take()), picks: (firstPick.take(), secondPick.take()),
+                mainSweepDue: mainSweepDue, to: core)
+            return
+        }
+        if first != nil { ReleaseLoop.drop(first.take()) }
+    }
 
-    /// Whether it holds an object to release.
-    @inline(__always)
-    var hasFirst: Bool { first != nil }
-
-    /// The first object to release, taken out.
-    @inline(__always)
-    mutating func takeFirst() -> AnyObject? { first.take() }
+    /// ``hand(to:)`` when there is more. Static, on the carrier's fields moved into it: taken apart
+    /// (no argument of more than 4 words), they are passed in registers, where a whole carrier was
+    /// passed by address, which kept one in the frame of every operation (a dispatch's is on the
+    /// stack while handlers run).
+    @inline(never)
+    private static func handAll(
+        _ objects: (first: AnyObject?, more: [Entry]?),
+        // Unmanaged: the references `pick` took.
+        picks: (first: Unmanaged<SubscriptionNode>?, second: Unmanaged<SubscriptionNode>?),
+        mainSweepDue: Bool, to core: BusCore
+    ) {
+        var carrier = AfterUnlock()
+        (carrier.first, carrier.more) = objects
+        (carrier.firstPick, carrier.secondPick) = picks
+        carrier.mainSweepDue = mainSweepDue
+        core.interpret(&carrier)
+    }
 
     /// The entries beyond the first object, in the order they came (an `Array`: every entry is
     /// copyable; a `~Copyable` value, such as a delivery receipt, is never left here).

@@ -19,7 +19,7 @@
 ///
 /// The dispatch never calls the registry or the core: the registry fills it, the loop delivers it.
 struct Dispatch {
-    static var chunkCapacity: Int { 32 }
+    static var chunkCapacity: Int { 64 }
     /// The capacity of the dispatch's own chunk, the first.
     static var firstChunkCapacity: Int { 4 }
     /// The most nodes a last chunk retains rather than pins.
@@ -106,6 +106,7 @@ struct Dispatch {
     var tally: Tally { Tally(reached: reached, enqueued: enqueued, isStopped: isStopped) }
 
     /// Whether the walk is in a phase of handlers (not monitors).
+    @inline(__always)
     var walksHandlers: Bool { phase == .handlers || phase == .supertypeHandlers }
 
     // MARK: Delivering a chunk (no lock held)
@@ -164,11 +165,13 @@ struct Dispatch {
         isRetained = false
     }
 
-    /// The handles of the chunk's subscriptions whose bit is set in `dead`. Lazy: iterated by the
+    /// The handles of the subscriptions of the chunk of `count` at `slots` whose bit is set in
+    /// `dead`. Lazy: iterated by the
     /// reclaim under the lock, it runs no user code.
-    func handles(_ dead: UInt64) -> some Sequence<SubscriptionHandle> {
-        let slots = chunk
-        return (0..<Int(count)).lazy.filter { dead & (1 << UInt64($0)) != 0 }.map {
+    static func handles(
+        _ dead: UInt64, of slots: UnsafeMutablePointer<Unmanaged<SubscriptionNode>>, count: UInt8
+    ) -> some Sequence<SubscriptionHandle> {
+        (0..<Int(count)).lazy.filter { dead & (1 << UInt64($0)) != 0 }.map {
             slots[$0].takeUnretainedValue().handle
         }
     }

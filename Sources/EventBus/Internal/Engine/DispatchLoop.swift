@@ -106,9 +106,7 @@ extension BusCore {
                 deliver(&dispatch, UnsafeRawPointer(event), key: key, nil)
                 tally = dispatch.tally
             case .subscribersAndSupertypes(let home):
-                // A `.subscribersAndSupertypes` route is only made for a bucket with supertypes.
-                let subjects = home.bucket.supertypes.unsafelyUnwrapped.subjects(home: home)
-                deliver(&dispatch, UnsafeRawPointer(event), key: key, subjects)
+                deliverFanningOut(&dispatch, UnsafeRawPointer(event), key: key, home: home)
                 tally = dispatch.tally
             case .hooks(let bucket):
                 tally.isHooked = true
@@ -130,18 +128,18 @@ extension BusCore {
     /// The loop: deliver the chunk (no lock held), then lock → advance → unlock, until the
     /// dispatch is done. `subjects`: the supertypes of a dispatch that fans out. When the walk goes
     /// on past the dispatch's own small chunk, the loop goes on in a frame of its own with a large
-    /// one (``deliverInLargeChunk(_:_:key:_:)``).
-    @inline(__always)
+    /// one (``deliverInLargeChunk(_:_:key:_:)``). In a frame of its own: the dispatch's, on the
+    /// stack while handlers run (and dispatch again), keeps only the chunk and the dispatch.
+    @inline(never)
     private func deliver(
         _ dispatch: inout Dispatch, _ event: UnsafeRawPointer, key: String?, _ subjects: SupertypeSubjects?
     ) {
         while true {
             if dispatch.count > 0 {
                 let subject =
-                    dispatch.subject == 0
-                    ? event : subjects.unsafelyUnwrapped.address(of: dispatch.subject, event: event)
+                    dispatch.subject == 0 ? event : Self.address(of: dispatch.subject, in: subjects, event: event)
                 let dead = dispatch.deliverChunk(subject)
-                if dead != 0 { reclaim(dispatch.handles(dead)) }
+                if dead != 0 { reclaim(dead, of: dispatch.chunk, count: dispatch.count) }
                 if dispatch.isRetained {
                     dispatch.endChunk()
                     return
@@ -153,8 +151,43 @@ extension BusCore {
             } else if dispatch.phase == .done {
                 return
             }
-            withRegistry { registry in registry.advanceDispatch(&dispatch, key: key, subjects: subjects) }
+            advance(&dispatch, key: key, subjects)
         }
+    }
+
+    /// The address of supertype `subject`'s value (made the first time: user code). Off the
+    /// loop's frame.
+    @inline(never)
+    private static func address(
+        of subject: UInt8, in subjects: SupertypeSubjects?, event: UnsafeRawPointer
+    ) -> UnsafeRawPointer {
+        // Only a dispatch that fans out has subjects beyond 0, and its loop has them.
+        subjects.unsafelyUnwrapped.address(of: subject, event: event)
+    }
+
+    /// The loop's lock → advance → unlock. In a frame of its own: the loop's, on the stack while
+    /// handlers run, does not hold the registry's.
+    @inline(never)
+    private func advance(_ dispatch: inout Dispatch, key: String?, _ subjects: SupertypeSubjects?) {
+        withRegistry { registry in registry.advanceDispatch(&dispatch, key: key, subjects: subjects) }
+    }
+
+    /// Reclaims the subscriptions of `dispatch`'s chunk whose bit is set in `dead` (owner gone).
+    /// Off the loop's frame, as ``advance(_:key:_:)``.
+    @inline(never)
+    private func reclaim(_ dead: UInt64, of chunk: UnsafeMutablePointer<Unmanaged<SubscriptionNode>>, count: UInt8) {
+        reclaim(Dispatch.handles(dead, of: chunk, count: count))
+    }
+
+    /// The loop of a dispatch that fans out to supertypes: their values are made as their walks
+    /// reach subscribers (user code, no lock held).
+    @inline(never)
+    private func deliverFanningOut(
+        _ dispatch: inout Dispatch, _ event: UnsafeRawPointer, key: String?, home: Registry.LastingBucket
+    ) {
+        // A `.subscribersAndSupertypes` route is only made for a bucket with supertypes.
+        let subjects = home.bucket.supertypes.unsafelyUnwrapped.subjects(home: home)
+        deliver(&dispatch, event, key: key, subjects)
     }
 
     /// The loop's continuation past the dispatch's own (small) chunk: in a frame of its own, the

@@ -98,8 +98,9 @@ extension Registry {
     ) {
         if !dispatch.isRetained, let bucket = dispatch.bucket {
             // Unmanaged: a bucket with a pinned node is not removed.
+            let (chunk, count) = (dispatch.chunk, Int(dispatch.count))
             bucket._withUnsafeGuaranteedRef { bucket in
-                for i in 0..<Int(dispatch.count) { unpin(dispatch.chunk[i], in: bucket) }
+                for i in 0..<count { unpin(chunk[i], in: bucket) }
             }
         }
         dispatch.count = 0

@@ -3,8 +3,10 @@
 /// last change made before its read, in happens-before order, published).
 ///
 /// It lets a dispatch that nobody listens to take no lock (``findsNothing(_:)``) and a delivery
-/// that leaves the thread skip the context hook when no propagator is set.
-final class RegistrySnapshot: Sendable {
+/// that leaves the thread skip the context hook when no propagator is set. A value of three
+/// references, which the registry and its core share: the core keeps it inline, so a read is one
+/// load and an atomic load, as with a field of its own.
+struct RegistrySnapshot: Sendable {
     /// Bit `Registry.summaryBit(of:)` is set while a type with that bit has a bucket; every bit
     /// while a tracer or a dead-event handler is set.
     let typeSummary = AtomicCounter()

@@ -32,7 +32,7 @@ struct PropagatorRulesTests {
         func capture() -> (any Sendable)? { RequestID.current }
 
         func restore(_ context: any Sendable, for delivery: EventContextDelivery, _ body: () -> Void) {
-            Diagnostics.$sink.withValue(toLog) {
+            routingDiagnostics {
                 RequestID.$current.withValue(context as? String) {
                     body()
                     body()
@@ -45,7 +45,7 @@ struct PropagatorRulesTests {
             _ context: any Sendable, for delivery: EventContextDelivery, isolation: isolated (any Actor)?,
             _ body: () async -> Void
         ) async {
-            await Diagnostics.$sink.withValue(toLog) {
+            await routingDiagnostics {
                 await RequestID.$current.withValue(context as? String) {
                     await body()
                     await body()
@@ -57,7 +57,7 @@ struct PropagatorRulesTests {
         func withoutContext(
             for delivery: EventContextDelivery, isolation: isolated (any Actor)?, _ body: () async -> Void
         ) async {
-            await Diagnostics.$sink.withValue(toLog) {
+            await routingDiagnostics {
                 await RequestID.$current.withValue(nil) {
                     await body()
                     await body()
@@ -66,7 +66,24 @@ struct PropagatorRulesTests {
             restores.increment()
         }
 
-        private var toLog: @Sendable (String) -> Void { { [log] line in log.append(line) } }
+        /// Runs `body` with the bus's diagnostics routed to `log`, in debug builds (the only ones
+        /// that write them; binding the sink crashes an optimized build of the tests).
+        private func routingDiagnostics(_ body: () -> Void) {
+            #if DEBUG
+                Diagnostics.$sink.withValue({ [log] line in log.append(line) }, operation: body)
+            #else
+                body()
+            #endif
+        }
+
+        /// ``routingDiagnostics(_:)`` around an asynchronous body.
+        private func routingDiagnostics(isolation: isolated (any Actor)? = #isolation, _ body: () async -> Void) async {
+            #if DEBUG
+                await Diagnostics.$sink.withValue({ [log] line in log.append(line) }, operation: body)
+            #else
+                await body()
+            #endif
+        }
     }
 
     /// Calls no body: the bus must call it afterwards.
@@ -186,14 +203,21 @@ struct PropagatorRulesTests {
         bus.contextPropagator = CallsNone()
         let seen = Shared(0)
         let log = Shared<[String]>([])
-        let toLog: @Sendable (String) -> Void = { line in log.append(line) }
         let consumer = Task { [events = bus.events(of: Ping.self)] in
-            await Diagnostics.$sink.withValue(toLog) {
+            #if DEBUG
+                await Diagnostics.$sink.withValue({ line in log.append(line) }) {
+                    await events.consume { _ in
+                        seen.increment()
+                        if seen.value == 1 { withUnsafeCurrentTask { $0?.cancel() } }
+                    }
+                }
+            #else
+                // Binding the sink crashes an optimized build of the tests; nothing is written there.
                 await events.consume { _ in
                     seen.increment()
                     if seen.value == 1 { withUnsafeCurrentTask { $0?.cancel() } }
                 }
-            }
+            #endif
         }
         RequestID.$current.withValue("req-1") { bus.dispatch(Ping()) }
         _ = await consumer.value

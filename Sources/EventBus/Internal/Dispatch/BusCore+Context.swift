@@ -6,13 +6,8 @@ extension BusCore {
     var contextPropagator: (any EventContextPropagator)? {
         get { withRegistry { registry in registry.contextPropagator } }
         set {
-            var replaced = newValue
-            withRegistry { registry in
-                swap(&registry.contextPropagator, &replaced)
-                // Written under the lock only, so it always agrees with the last propagator set.
-                propagates.store(registry.contextPropagator == nil ? 0 : 1)
-            }
-            ReleaseLoop.drop(replaced.take())
+            // The registry publishes whether one is set (`RegistrySnapshot.propagates`).
+            ReleaseLoop.drop(withRegistry { registry in registry.replaceContextPropagator(with: newValue) })
         }
     }
 

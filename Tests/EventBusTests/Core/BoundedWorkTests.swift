@@ -3,7 +3,7 @@ import Testing
 
 @testable import EventBus  // test helpers (Shared, AsyncWait), and `bus.index.bucketCount` below
 
-/// Issue 9, defects 2 and 5: the bus reclaims what is dead through a bounded amount of other work,
+/// The bus reclaims what is dead through a bounded amount of other work,
 /// whatever the mix of operations (DESIGN §3 and §5: "Reclaiming dead owners is incremental … and
 /// always makes progress whatever the mix of operations; empty buckets go away").
 ///

@@ -139,9 +139,7 @@ public final class EventBus: Sendable {
     /// ```
     @inlinable
     public func dispatch<E: Event>(_ event: E) {
-        // Inlined where `E` is known: taking the event's address and reading its key cost nothing
-        // there, and the bus's generic code gets both ready.
-        withUnsafePointer(to: event) { core.dispatch(addressOf: $0, key: event._routingKey, on: self) }
+        dispatchByAddress(event)
     }
 
     /// Delivers `event` as ``dispatch(_:)`` does, and keeps it for later subscribers as `policy`

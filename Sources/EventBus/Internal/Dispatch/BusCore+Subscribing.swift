@@ -76,7 +76,6 @@ extension BusCore {
     /// and takes the mailbox's lock. A subscription whose replay is enqueued registers *gated*
     /// (``MailboxLane``): the live deliveries that reach it before its replay is enqueued wait
     /// behind it.
-    @inline(never)
     private func subscribeReplaying<E: Sendable>(
         _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, deliversNow: Bool, bus: EventBus
     ) -> EventToken {
@@ -148,8 +147,7 @@ extension BusCore {
     }
 
     /// After a dispatch that held an `.untilDelivered` event: ends `hold` (see
-    /// `Registry.endHolding`). Not inlined: it is off the plain dispatch path.
-    @inline(never)
+    /// `Registry.endHolding`).
     func endHolding(_ hold: StickyHold, received: Bool, enqueued: Int) {
         withRegistry { registry in registry.endHolding(hold, received: received, enqueued: enqueued) }
     }

@@ -116,7 +116,7 @@ extension BusCore {
             }
             if let hold = dispatch.hold {
                 // Received if a handler ran; the deliveries it enqueued say later whether theirs did.
-                endHolding(hold.takeRetainedValue(), received: tally.reached > tally.enqueued, enqueued: tally.enqueued)
+                endHolding(hold, tally)
             }
             return (tally, start.reports)
         }
@@ -208,6 +208,15 @@ extension BusCore {
     // Unmanaged: see `Dispatch.hold`.
     private func makeHold(_ typeID: ObjectIdentifier, key: String?, sequence: UInt64) -> Unmanaged<StickyHold> {
         Unmanaged.passRetained(StickyHold(typeID: typeID, key: key, sequence: sequence, container: self))
+    }
+
+    /// After a dispatch that held an `.untilDelivered` event: releases its hold, received if a
+    /// handler ran (the deliveries it enqueued say later whether theirs did). Off the dispatch's
+    /// frame.
+    @inline(never)
+    // Unmanaged: the dispatch's hold (see `Dispatch.hold`), released here.
+    private func endHolding(_ hold: Unmanaged<StickyHold>, _ tally: Tally) {
+        endHolding(hold.takeRetainedValue(), received: tally.reached > tally.enqueued, enqueued: tally.enqueued)
     }
 
     /// What ``report(_:_:key:_:)`` reports of a dispatch. More than 4 words, so passed by address:

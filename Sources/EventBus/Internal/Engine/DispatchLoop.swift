@@ -61,10 +61,17 @@ extension BusCore {
     }
 
     /// A chain hop: delivers the event at `event` to this node's subscribers of `key` and the
-    /// unkeyed ones (only the monitors, after a stop), past any hooks.
+    /// unkeyed ones, past any hooks.
     @discardableResult
-    func post<E: Sendable>(at event: UnsafePointer<E>, key: String?, monitorsOnly: Bool = false) -> Tally {
-        let request = DispatchRequest(bus: nil, bypassingHooks: true, monitorsOnly: monitorsOnly, asSupertypes: false)
+    func post<E: Sendable>(at event: UnsafePointer<E>, key: String?) -> Tally {
+        dispatch(event, key: key, DispatchRequest(bus: nil, bypassingHooks: true, asSupertypes: false))
+    }
+
+    /// A chain hop after a stop or a drop: delivers the event at `event` to this node's monitors of
+    /// `key` and the unkeyed ones only.
+    @discardableResult
+    func postToMonitors<E: Sendable>(at event: UnsafePointer<E>, key: String?) -> Tally {
+        let request = DispatchRequest(bus: nil, bypassingHooks: true, monitorsOnly: true, asSupertypes: false)
         return dispatch(event, key: key, request)
     }
 

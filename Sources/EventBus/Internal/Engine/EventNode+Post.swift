@@ -30,12 +30,13 @@ extension EventNode {
             }
             if interest.second {
                 // After a stop or a drop, only the monitors' walk (as a bus dispatch's after a stop).
-                let tally = core.post(at: event, key: event.pointee.routingKey, monitorsOnly: ending != nil)
+                let key = event.pointee.routingKey
+                let tally = ending == nil ? core.post(at: event, key: key) : core.postToMonitors(at: event, key: key)
                 reached = tally.reached
                 if ending == nil && tally.isStopped { ending = .stopped(atDepth: depth, delivered: 0) }
             }
             delivered += reached
-            if let tracer = interest.tracer {
+            if interest.isTraced, let tracer = core.tracer {
                 let status = Self.status(ended: ended, ending)
                 tracer(.chainHop(Self.hop(E.self, at: route[depth], depth: depth, reached: reached, status)))
             }

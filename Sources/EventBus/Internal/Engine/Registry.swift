@@ -336,8 +336,16 @@ struct Registry {
         if emptyBucketsHead < emptyBuckets.count { removeOneEmptyBucket() }
         // A queued item is a kept event's, so counted: no sticky event, no look at the queue (a
         // load fewer for every operation of a bus without any).
-        if stickyCount != 0 && !expiries.isEmpty { expireSticky(limit: Self.expiriesPerOperation) }
+        if stickyCount != 0 { expireStickyStep() }
         if ownedCount > 0 { pickForSweep(work, times: times) }
+    }
+
+    /// `tick`'s share of the sticky expiries, when there are sticky events. Not inlined: reading
+    /// the queue (whose accesses are checked for exclusivity) would reserve a record in the frame of
+    /// every operation, the dispatch's among them.
+    @inline(never)
+    private mutating func expireStickyStep() {
+        if !expiries.isEmpty { expireSticky(limit: Self.expiriesPerOperation) }
     }
 
     /// `tick`'s share of the sweep checks, when there are owned nodes. Not inlined: an operation on

@@ -1,9 +1,19 @@
 /// Where a maker's handler runs: the `Delivery` parameter of ``SubscriberMaker``.
 ///
-/// You never create these; they let the compiler offer only the handlers that fit the chain
-/// (`@MainActor` ones after `onMainActor()` and on a ``MainActorEventNode``, ones isolated to the
-/// owner after `isolated(to:)`, nonisolated ones otherwise; `handle` only where the handler runs
-/// within the dispatch or post).
+/// You never create these. Each style declares, by the protocols it conforms to, what its maker
+/// offers, and the finishers are written once against those declarations:
+///
+/// | Style | Handlers (its protocol) | `handle` (``StoppingDelivery``) | ``SubscriberMaker/buffering(_:)`` (``EnqueuingDelivery``) | After `monitor()` |
+/// |---|---|---|---|---|
+/// | ``Synchronous`` | nonisolated (``NonisolatedDelivery``) | yes | no | ``Monitor`` |
+/// | ``Monitor`` | nonisolated | no | no | ``Monitor`` |
+/// | ``Queued`` | nonisolated | no | yes | ``Queued`` |
+/// | ``MainActor`` | `@MainActor` (``MainActorDelivery``) | no | yes | ``MainActor`` |
+/// | ``MainActorChain`` | `@MainActor` | yes | no | ``MainActor`` |
+/// | ``Isolated`` | isolated to the owning actor | no | yes | ``Isolated`` |
+///
+/// A style that cannot stop says why in `SubscriberMaker+Unavailable.swift` (the compiler's
+/// message when `handle` is written after it).
 ///
 /// ```swift
 /// let maker: SubscriberMaker<LoginEvent, Never, EventDelivery.MainActor> =
@@ -15,7 +25,7 @@ public enum EventDelivery {
     /// ```swift
     /// let maker: SubscriberMaker<LoginEvent, Never, EventDelivery.Synchronous> = EventBus.shared.on(LoginEvent.self)
     /// ```
-    public enum Synchronous: NonisolatedDelivery {
+    public enum Synchronous: NonisolatedDelivery, StoppingDelivery {
         /// ``SubscriberMaker/monitor()`` makes it ``EventDelivery/Monitor``.
         public typealias Monitored = Monitor
     }
@@ -74,7 +84,7 @@ public enum EventDelivery {
     /// ```swift
     /// let maker = MainActorEventNode(name: "List").on(Liked.self)   // …, EventDelivery.MainActorChain>
     /// ```
-    public enum MainActorChain: MainActorDelivery {
+    public enum MainActorChain: MainActorDelivery, StoppingDelivery {
         /// ``SubscriberMaker/monitor()`` makes it ``EventDelivery/MainActor``: a monitor cannot
         /// stop.
         public typealias Monitored = MainActor
@@ -123,3 +133,14 @@ public protocol MainActorDelivery: EventDeliveryStyle {}
 /// }
 /// ```
 public protocol EnqueuingDelivery: EventDeliveryStyle {}
+
+/// A delivery marker whose handlers run within the dispatch (or a main-actor node's post), so they
+/// can stop it: ``EventDelivery/Synchronous`` and ``EventDelivery/MainActorChain``. Their makers
+/// offer `handle`; on every other style `handle` is a compile error that says why.
+///
+/// ```swift
+/// func guardBack<D: NonisolatedDelivery & StoppingDelivery>(_ maker: SubscriberMaker<BackTapped, Never, D>) -> EventToken {
+///     maker.handle { _ in .stop }
+/// }
+/// ```
+public protocol StoppingDelivery: EventDeliveryStyle {}

@@ -15,6 +15,12 @@ public import Dispatch
 ///   ``EventDelivery/MainActorChain`` (a ``MainActorEventNode``'s, whose `@MainActor` handlers may
 ///   also `handle`).
 ///
+/// The finishers are written once per owner kind against what the style declares: its handlers'
+/// isolation (``NonisolatedDelivery``, ``MainActorDelivery``, or the owning actor's), and whether
+/// they can stop the dispatch (``StoppingDelivery``, which offers `handle`). Each takes a throwing
+/// handler (a non-throwing closure converts at no cost); where a finisher does not fit, the
+/// compiler's message says why.
+///
 /// ```swift
 /// final class ChatScreen: EventSubscribing {
 ///     let renderQueue = DispatchQueue(label: "render")

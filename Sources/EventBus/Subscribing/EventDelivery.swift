@@ -27,6 +27,11 @@ public enum EventDelivery {
     /// ```
     public enum Synchronous: NonisolatedDelivery, StoppingDelivery {
         /// ``SubscriberMaker/monitor()`` makes it ``EventDelivery/Monitor``.
+        ///
+        /// ```swift
+        /// let maker: SubscriberMaker<LoginEvent, Never, EventDelivery.Monitor> =
+        ///     EventBus.shared.on(LoginEvent.self).monitor()
+        /// ```
         public typealias Monitored = Monitor
     }
 
@@ -38,6 +43,11 @@ public enum EventDelivery {
     /// ```
     public enum Monitor: NonisolatedDelivery {
         /// Already a monitor.
+        ///
+        /// ```swift
+        /// let maker: SubscriberMaker<LoginEvent, Never, EventDelivery.Monitor> =
+        ///     EventBus.shared.on(LoginEvent.self).monitor().monitor()
+        /// ```
         public typealias Monitored = Monitor
     }
 
@@ -48,6 +58,11 @@ public enum EventDelivery {
     /// ```
     public enum Queued: NonisolatedDelivery, EnqueuingDelivery {
         /// A queued monitor stays queued.
+        ///
+        /// ```swift
+        /// let maker: SubscriberMaker<LoginEvent, Never, EventDelivery.Queued> =
+        ///     EventBus.shared.on(LoginEvent.self).atQueue(.global()).monitor()
+        /// ```
         public typealias Monitored = Queued
     }
 
@@ -58,6 +73,11 @@ public enum EventDelivery {
     /// ```
     public enum MainActor: MainActorDelivery, EnqueuingDelivery {
         /// A main-actor monitor stays on the main actor.
+        ///
+        /// ```swift
+        /// let maker: SubscriberMaker<LoginEvent, Never, EventDelivery.MainActor> =
+        ///     EventBus.shared.on(LoginEvent.self).onMainActor().monitor()
+        /// ```
         public typealias Monitored = MainActor
     }
 
@@ -71,6 +91,13 @@ public enum EventDelivery {
     /// ```
     public enum Isolated: EnqueuingDelivery {
         /// An actor-isolated monitor stays on its actor.
+        ///
+        /// ```swift
+        /// actor Tally {}
+        /// let tally = Tally()
+        /// let maker: SubscriberMaker<LoginEvent, Tally, EventDelivery.Isolated> =
+        ///     EventBus.shared.on(LoginEvent.self).monitor().isolated(to: tally)
+        /// ```
         public typealias Monitored = Isolated
     }
 
@@ -87,6 +114,12 @@ public enum EventDelivery {
     public enum MainActorChain: MainActorDelivery, StoppingDelivery {
         /// ``SubscriberMaker/monitor()`` makes it ``EventDelivery/MainActor``: a monitor cannot
         /// stop.
+        ///
+        /// ```swift
+        /// @MainActor func monitorOf(_ node: MainActorEventNode) -> SubscriberMaker<LoginEvent, Never, EventDelivery.MainActor> {
+        ///     node.on(LoginEvent.self).monitor()
+        /// }
+        /// ```
         public typealias Monitored = MainActor
     }
 }
@@ -99,6 +132,12 @@ public enum EventDelivery {
 public protocol EventDeliveryStyle {
     /// The delivery of the same maker after ``SubscriberMaker/monitor()``: a synchronous maker
     /// becomes ``EventDelivery/Monitor`` (so it no longer offers `handle`); the others keep theirs.
+    ///
+    /// ```swift
+    /// func monitored<D: EventDeliveryStyle>(_ maker: SubscriberMaker<LoginEvent, Never, D>) -> SubscriberMaker<LoginEvent, Never, D.Monitored> {
+    ///     maker.monitor()
+    /// }
+    /// ```
     associatedtype Monitored: EventDeliveryStyle
 }
 

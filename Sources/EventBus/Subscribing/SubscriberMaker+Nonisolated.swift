@@ -96,7 +96,7 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner: AnyObject 
     /// error it throws goes to ``EventBus/handlerErrorHandler``, on the handler's thread.
     ///
     /// ```swift
-    /// final class Greeter: EventSubscribing {
+    /// final class Greeter: EventSubscribing, Sendable {
     ///     init(bus: EventBus) {
     ///         bus.on(LoginEvent.self).freeWith(self).next { owner, event in owner.greet(event.userID) }
     ///     }

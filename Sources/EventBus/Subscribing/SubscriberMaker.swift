@@ -22,7 +22,7 @@ public import Dispatch
 /// compiler's message says why.
 ///
 /// ```swift
-/// final class ChatScreen: EventSubscribing {
+/// final class ChatScreen: EventSubscribing, Sendable {
 ///     let renderQueue = DispatchQueue(label: "render")
 ///     func start(on bus: EventBus) {
 ///         bus.on(ChatMessage.self)        // events of this type...
@@ -232,10 +232,10 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     /// A later `freeWith` replaces the owner.
     ///
     /// ```swift
-    /// final class Badge: EventSubscribing {
+    /// @MainActor final class Badge: EventSubscribing {
     ///     var count = 0
     ///     init(bus: EventBus) {
-    ///         bus.on(ChatMessage.self).freeWith(self).next { owner, _ in owner.count += 1 }
+    ///         bus.on(ChatMessage.self).onMainActor().freeWith(self).next { owner, _ in owner.count += 1 }
     ///     }
     /// }
     /// ```

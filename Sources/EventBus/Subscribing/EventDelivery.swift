@@ -1,9 +1,19 @@
 /// Where a maker's handler runs: the `Delivery` parameter of ``SubscriberMaker``.
 ///
-/// You never create these; they let the compiler offer only the handlers that fit the chain
-/// (`@MainActor` ones after `onMainActor()` and on a ``MainActorEventNode``, ones isolated to the
-/// owner after `isolated(to:)`, nonisolated ones otherwise; `handle` only where the handler runs
-/// within the dispatch or post).
+/// You never create these. Each style declares, by the protocols it conforms to, what its maker
+/// offers, and the finishers are written once against those declarations:
+///
+/// | Style | Handlers (its protocol) | `handle` (``StoppingDelivery``) | ``SubscriberMaker/buffering(_:)`` (``EnqueuingDelivery``) | After `monitor()` |
+/// |---|---|---|---|---|
+/// | ``Synchronous`` | nonisolated (``NonisolatedDelivery``) | yes | no | ``Monitor`` |
+/// | ``Monitor`` | nonisolated | no | no | ``Monitor`` |
+/// | ``Queued`` | nonisolated | no | yes | ``Queued`` |
+/// | ``MainActor`` | `@MainActor` (``MainActorDelivery``) | no | yes | ``MainActor`` |
+/// | ``MainActorChain`` | `@MainActor` | yes | no | ``MainActor`` |
+/// | ``Isolated`` | isolated to the owning actor | no | yes | ``Isolated`` |
+///
+/// A style that cannot stop says why in `SubscriberMaker+Unavailable.swift` (the compiler's
+/// message when `handle` is written after it).
 ///
 /// ```swift
 /// let maker: SubscriberMaker<LoginEvent, Never, EventDelivery.MainActor> =
@@ -15,8 +25,13 @@ public enum EventDelivery {
     /// ```swift
     /// let maker: SubscriberMaker<LoginEvent, Never, EventDelivery.Synchronous> = EventBus.shared.on(LoginEvent.self)
     /// ```
-    public enum Synchronous: NonisolatedDelivery {
+    public enum Synchronous: NonisolatedDelivery, StoppingDelivery {
         /// ``SubscriberMaker/monitor()`` makes it ``EventDelivery/Monitor``.
+        ///
+        /// ```swift
+        /// let maker: SubscriberMaker<LoginEvent, Never, EventDelivery.Monitor> =
+        ///     EventBus.shared.on(LoginEvent.self).monitor()
+        /// ```
         public typealias Monitored = Monitor
     }
 
@@ -28,6 +43,11 @@ public enum EventDelivery {
     /// ```
     public enum Monitor: NonisolatedDelivery {
         /// Already a monitor.
+        ///
+        /// ```swift
+        /// let maker: SubscriberMaker<LoginEvent, Never, EventDelivery.Monitor> =
+        ///     EventBus.shared.on(LoginEvent.self).monitor().monitor()
+        /// ```
         public typealias Monitored = Monitor
     }
 
@@ -38,6 +58,11 @@ public enum EventDelivery {
     /// ```
     public enum Queued: NonisolatedDelivery, EnqueuingDelivery {
         /// A queued monitor stays queued.
+        ///
+        /// ```swift
+        /// let maker: SubscriberMaker<LoginEvent, Never, EventDelivery.Queued> =
+        ///     EventBus.shared.on(LoginEvent.self).atQueue(.global()).monitor()
+        /// ```
         public typealias Monitored = Queued
     }
 
@@ -48,6 +73,11 @@ public enum EventDelivery {
     /// ```
     public enum MainActor: MainActorDelivery, EnqueuingDelivery {
         /// A main-actor monitor stays on the main actor.
+        ///
+        /// ```swift
+        /// let maker: SubscriberMaker<LoginEvent, Never, EventDelivery.MainActor> =
+        ///     EventBus.shared.on(LoginEvent.self).onMainActor().monitor()
+        /// ```
         public typealias Monitored = MainActor
     }
 
@@ -61,6 +91,13 @@ public enum EventDelivery {
     /// ```
     public enum Isolated: EnqueuingDelivery {
         /// An actor-isolated monitor stays on its actor.
+        ///
+        /// ```swift
+        /// actor Tally {}
+        /// let tally = Tally()
+        /// let maker: SubscriberMaker<LoginEvent, Tally, EventDelivery.Isolated> =
+        ///     EventBus.shared.on(LoginEvent.self).monitor().isolated(to: tally)
+        /// ```
         public typealias Monitored = Isolated
     }
 
@@ -74,9 +111,15 @@ public enum EventDelivery {
     /// ```swift
     /// let maker = MainActorEventNode(name: "List").on(Liked.self)   // …, EventDelivery.MainActorChain>
     /// ```
-    public enum MainActorChain: MainActorDelivery {
+    public enum MainActorChain: MainActorDelivery, StoppingDelivery {
         /// ``SubscriberMaker/monitor()`` makes it ``EventDelivery/MainActor``: a monitor cannot
         /// stop.
+        ///
+        /// ```swift
+        /// @MainActor func monitorOf(_ node: MainActorEventNode) -> SubscriberMaker<LoginEvent, Never, EventDelivery.MainActor> {
+        ///     node.on(LoginEvent.self).monitor()
+        /// }
+        /// ```
         public typealias Monitored = MainActor
     }
 }
@@ -89,6 +132,12 @@ public enum EventDelivery {
 public protocol EventDeliveryStyle {
     /// The delivery of the same maker after ``SubscriberMaker/monitor()``: a synchronous maker
     /// becomes ``EventDelivery/Monitor`` (so it no longer offers `handle`); the others keep theirs.
+    ///
+    /// ```swift
+    /// func monitored<D: EventDeliveryStyle>(_ maker: SubscriberMaker<LoginEvent, Never, D>) -> SubscriberMaker<LoginEvent, Never, D.Monitored> {
+    ///     maker.monitor()
+    /// }
+    /// ```
     associatedtype Monitored: EventDeliveryStyle
 }
 
@@ -123,3 +172,14 @@ public protocol MainActorDelivery: EventDeliveryStyle {}
 /// }
 /// ```
 public protocol EnqueuingDelivery: EventDeliveryStyle {}
+
+/// A delivery marker whose handlers run within the dispatch (or a main-actor node's post), so they
+/// can stop it: ``EventDelivery/Synchronous`` and ``EventDelivery/MainActorChain``. Their makers
+/// offer `handle`; on every other style `handle` is a compile error that says why.
+///
+/// ```swift
+/// func guardBack<D: NonisolatedDelivery & StoppingDelivery>(_ maker: SubscriberMaker<BackTapped, Never, D>) -> EventToken {
+///     maker.handle { _ in .stop }
+/// }
+/// ```
+public protocol StoppingDelivery: EventDeliveryStyle {}

@@ -13,10 +13,22 @@
 /// ```
 public enum EventPriority: Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// Called before the normal and low subscribers.
+    ///
+    /// ```swift
+    /// let token = EventBus.shared.on(BackTapped.self).priority(.high).handle { _ in .continue }
+    /// ```
     case high
     /// The default.
+    ///
+    /// ```swift
+    /// let token = EventBus.shared.on(BackTapped.self).priority(.normal).next { _ in print("back") }
+    /// ```
     case normal
     /// Called after the high and normal subscribers.
+    ///
+    /// ```swift
+    /// let token = EventBus.shared.on(BackTapped.self).priority(.low).next { _ in print("after the others") }
+    /// ```
     case low
 
     /// 0 for high, 1 for normal, 2 for low: the order of the levels.

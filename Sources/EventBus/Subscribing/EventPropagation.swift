@@ -14,7 +14,15 @@
 /// ```
 public enum EventPropagation: Sendable, Hashable {
     /// The next subscribers are called.
+    ///
+    /// ```swift
+    /// let token = EventBus.shared.on(BackTapped.self).handle { _ in .continue }
+    /// ```
     case `continue`
     /// No further handler is called for this dispatch; monitors still are.
+    ///
+    /// ```swift
+    /// let token = EventBus.shared.on(BackTapped.self).priority(.high).handle { _ in .stop }
+    /// ```
     case stop
 }

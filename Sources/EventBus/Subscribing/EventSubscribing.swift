@@ -4,7 +4,7 @@
 /// `EventBusFoundation`.
 ///
 /// ```swift
-/// final class ProfileScreen: EventSubscribing {
+/// final class ProfileScreen: EventSubscribing, Sendable {
 ///     func viewDidLoad() {
 ///         subscribe(LoginEvent.self).next { owner, event in owner.show(event.userID) }
 ///     }
@@ -21,7 +21,7 @@ extension EventSubscribing {
     /// ``SubscriberMaker/atQueue(_:)`` or ``SubscriberMaker/onMainActor()``.
     ///
     /// ```swift
-    /// final class Inbox: EventSubscribing {
+    /// final class Inbox: EventSubscribing, Sendable {
     ///     func start(moduleBus: EventBus) {
     ///         subscribe(LoginEvent.self).next { owner, event in owner.show(event.userID) }
     ///         subscribe(ChatMessage.self, on: moduleBus).ofType("room-7").next { owner, m in owner.show(m.text) }

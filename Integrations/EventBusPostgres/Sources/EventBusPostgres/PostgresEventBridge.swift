@@ -175,6 +175,32 @@ public final class PostgresEventBridge: Service, Sendable {
         remote.register(type, as: wireName)
     }
 
+    /// Lets events of type `E` cross the bridge as version `version` of `wireName`, reading the
+    /// older versions `upcasting` names and publishing version `publishing` (by default
+    /// `version`): the same as `RemoteBridge.register(_:as:version:upcasting:publishing:)`, which
+    /// describes the wire names and the rolling upgrade (see also the README's "Rolling upgrades").
+    ///
+    /// Durable, a row of a version this instance does not read is never acknowledged: the consumer
+    /// holds before it (`BridgeIssue.held(consumer:reason:)`) until an instance that reads it takes
+    /// over. Thread-safe; may be called while the bridge runs.
+    ///
+    /// ```swift
+    /// cluster.register(
+    ///     OrderShipped.self, as: "order.shipped", version: 2,
+    ///     upcasting: [
+    ///         .from(OrderShippedV1.self, version: 1,
+    ///               upcast: { OrderShipped(orderID: $0.orderID, carrier: nil) },
+    ///               downcast: { OrderShippedV1(orderID: $0.orderID) })
+    ///     ],
+    ///     publishing: 1)   // until every instance reads version 2
+    /// ```
+    public func register<E: Event & Codable>(
+        _ type: E.Type, as wireName: String, version: Int, upcasting: [RemoteBridge.Upcaster<E>] = [],
+        publishing: Int? = nil
+    ) {
+        remote.register(type, as: wireName, version: version, upcasting: upcasting, publishing: publishing)
+    }
+
     // MARK: Publishing
 
     /// Dispatches `event` on the local bus now and sends it to the other instances (durable: inserts

@@ -203,28 +203,84 @@ struct DurableOutbox: Sendable {
     /// Reads and delivers every batch after `cursor` (from ``start(on:_:)``), then again at each
     /// wake-up or poll, until the task is cancelled or a statement fails (the connection is then
     /// replaced).
+    ///
+    /// A batch, once claimed, runs to its acknowledgement even if the task is cancelled meanwhile
+    /// (a clean stop waits for it; each statement is still bounded by the statement timeout): a
+    /// stopped bridge never leaves a batch handled but unacknowledged, which its next run would
+    /// deliver again, nor claimed but unread, which it would announce as redelivered.
     func receive(from cursor: Cursor, on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker)
         async throws
     {
-        var (position, redeliverThrough) = (cursor.position, cursor.redeliverThrough)
+        var progress = Progress(position: cursor.position, redeliverThrough: cursor.redeliverThrough)
         while !Task.isCancelled {
-            while true {
-                // The batch's last row as claimed: its rows that retention deleted meanwhile are
-                // counted as expired, so the cursor moves past them too.
-                guard let (rows, last, claimed) = try await read(after: position, on: connection) else { break }
-                if let through = redeliverThrough {
-                    let again = rows.count(where: { $0.position <= through })
-                    if again > 0 { inbox.redelivering(consumer: settings.consumer, count: again) }
-                    if last >= through { redeliverThrough = nil }
-                }
-                await inbox.deliverAndWait(rows.map(\.payload))
-                position = last
-                state.withLockedValue { $0.handled = last }
-                try await acknowledge(last, on: connection, inbox)
-                if claimed < settings.batchSize { break }
+            while !Task.isCancelled {
+                let current = progress
+                let (next, more) = try await Task { try await batch(current, on: connection, into: inbox) }.value
+                progress = next
+                if !more { break }
             }
             await waker.wait(atMost: settings.pollInterval)
         }
+    }
+
+    /// Where a receiver stands between batches.
+    struct Progress: Sendable {
+        /// The cursor: the last row acknowledged.
+        var position: Position
+        /// The end of a previous process's unacknowledged batch, while the cursor is before it.
+        var redeliverThrough: Position?
+        /// The last row announced as redelivered.
+        var announced: Position?
+        /// The row held last (reported once).
+        var heldAt: Position?
+    }
+
+    /// Claims, reads, delivers and acknowledges the next batch after `progress`; returns the
+    /// progress and whether a full batch was read (more may follow at once).
+    ///
+    /// A row this instance cannot decode (``RemoteInbox/deliverAndWait(_:)`` holds it: a newer
+    /// envelope or event version, a payload that does not decode) is never acknowledged: the cursor
+    /// moves to the row before it, the claim is released (back to what a previous process may have
+    /// delivered), the hold is reported once per row (`BridgeIssue.held`), and the row is read
+    /// again at the next wake-up or poll, nothing after it delivered meanwhile.
+    private func batch(_ progress: Progress, on connection: PostgresConnection, into inbox: RemoteInbox)
+        async throws -> (Progress, more: Bool)
+    {
+        var progress = progress
+        // The batch's last row as claimed: its rows that retention deleted meanwhile are counted
+        // as expired, so the cursor moves past them too.
+        guard let (rows, last, claimed) = try await read(after: progress.position, on: connection) else {
+            return (progress, false)
+        }
+        if let through = progress.redeliverThrough {
+            let again = rows.filter { row in
+                row.position <= through && progress.announced.map { row.position > $0 } ?? true
+            }
+            if let newest = again.last {
+                inbox.redelivering(consumer: settings.consumer, count: again.count)
+                progress.announced = newest.position
+            }
+        }
+        let batch = await inbox.deliverAndWait(rows.map(\.payload))
+        guard let reason = batch.held else {
+            progress.position = last
+            if let through = progress.redeliverThrough, last >= through { progress.redeliverThrough = nil }
+            state.withLockedValue { $0.handled = last }
+            try await acknowledge(last, on: connection, inbox)
+            return (progress, claimed >= settings.batchSize)
+        }
+        if batch.handled > 0 { progress.position = rows[batch.handled - 1].position }
+        if let through = progress.redeliverThrough, progress.position >= through { progress.redeliverThrough = nil }
+        let position = progress.position
+        state.withLockedValue { $0.handled = position }
+        try await acknowledge(position, on: connection, inbox, releasingClaimTo: .some(progress.redeliverThrough))
+        let held = rows[batch.handled].position
+        if progress.heldAt != held {
+            progress.heldAt = held
+            logger.warning("consumer \(settings.consumer) holds at row \(held.id): \(reason)")
+            inbox.held(consumer: settings.consumer, reason: "row \(held.id): \(reason)")
+        }
+        return (progress, false)
     }
 
     /// The consumer's cursor, created (after the channel's last committed row) for a new consumer:
@@ -350,29 +406,54 @@ struct DurableOutbox: Sendable {
 
     /// Moves the cursor to `position` (its claim too, if not beyond), and reports the rows that
     /// retention deleted before this consumer read them, counted since the last acknowledgement.
-    private func acknowledge(_ position: Position, on connection: PostgresConnection, _ inbox: RemoteInbox)
-        async throws
-    {
-        let expired = try await statement { try await acknowledgement(position, on: connection) }
+    ///
+    /// `releasingClaimTo`: used when a row after `position` is held (not decodable here). The
+    /// claim then goes back to what it must still cover: `redeliverThrough` (the end of a previous
+    /// process's unacknowledged batch, if beyond `position`), or nothing. Rows after `position` that
+    /// this process did not deliver are no longer claimed, so a successor does not announce them as
+    /// redelivered, and retention treats them as any unread row.
+    private func acknowledge(
+        _ position: Position, on connection: PostgresConnection, _ inbox: RemoteInbox,
+        releasingClaimTo redeliverThrough: Position?? = nil
+    ) async throws {
+        let expired = try await statement {
+            try await acknowledgement(position, releasingClaimTo: redeliverThrough, on: connection)
+        }
         if expired > 0 { inbox.expired(consumer: settings.consumer, count: Int(expired)) }
     }
 
-    /// The UPDATE of ``acknowledge(_:on:_:)``; returns the expired count it reset.
-    private func acknowledgement(_ position: Position, on connection: PostgresConnection) async throws -> Int64 {
+    /// The UPDATE of ``acknowledge(_:on:_:releasingClaimTo:)``; returns the expired count it reset.
+    private func acknowledgement(
+        _ position: Position, releasingClaimTo release: Position??, on connection: PostgresConnection
+    ) async throws -> Int64 {
+        // Numbers only (UInt64, Int64): written into the statement; an xid8 is cast from text.
+        let at = "('\(position.xid)'::xid8, \(position.id))"
+        let claim: String
+        switch release {
+        case .none:
+            claim = """
+                claimed_xid = CASE WHEN (c.claimed_xid, c.claimed_id) > \(at) THEN c.claimed_xid END,
+                claimed_id = CASE WHEN (c.claimed_xid, c.claimed_id) > \(at) THEN c.claimed_id END
+                """
+        case .some(.some(let kept)) where kept > position:
+            claim = "claimed_xid = '\(kept.xid)'::xid8, claimed_id = \(kept.id)"
+        case .some:
+            claim = "claimed_xid = NULL, claimed_id = NULL"
+        }
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(channel)
+        bindings.append(settings.consumer)
         let rows = try await connection.query(
-            """
-            WITH old AS (
-                SELECT expired FROM eventbus_cursors
-                WHERE channel = \(channel) AND consumer = \(settings.consumer) FOR UPDATE)
-            UPDATE eventbus_cursors c SET xid = \(String(position.xid))::xid8, id = \(position.id),
-                claimed_xid = CASE WHEN (c.claimed_xid, c.claimed_id) > (\(String(position.xid))::xid8, \(position.id))
-                    THEN c.claimed_xid END,
-                claimed_id = CASE WHEN (c.claimed_xid, c.claimed_id) > (\(String(position.xid))::xid8, \(position.id))
-                    THEN c.claimed_id END,
-                expired = c.expired - old.expired, updated_at = now()
-            FROM old WHERE c.channel = \(channel) AND c.consumer = \(settings.consumer)
-            RETURNING old.expired
-            """, logger: logger)
+            PostgresQuery(
+                unsafeSQL: """
+                    WITH old AS (
+                        SELECT expired FROM eventbus_cursors WHERE channel = $1 AND consumer = $2 FOR UPDATE)
+                    UPDATE eventbus_cursors c SET xid = '\(position.xid)'::xid8, id = \(position.id),
+                        \(claim),
+                        expired = c.expired - old.expired, updated_at = now()
+                    FROM old WHERE c.channel = $1 AND c.consumer = $2
+                    RETURNING old.expired
+                    """, binds: bindings), logger: logger)
         var expired: Int64 = 0
         for try await value in rows.decode(Int64.self) { expired = value }
         return expired

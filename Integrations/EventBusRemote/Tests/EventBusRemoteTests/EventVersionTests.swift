@@ -193,6 +193,28 @@ struct EventVersionTests {
         #expect(b.issues.events.count == 1, "\(b.issues.events)")
     }
 
+    @Test("the README's event-versions example is ReadmeEventVersions.swift verbatim, and does what the README says")
+    func readmeExample() async throws {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        let readme = try String(contentsOf: directory.appending(path: "../../README.md"), encoding: .utf8)
+        let example = try String(contentsOf: directory.appending(path: "ReadmeEventVersions.swift"), encoding: .utf8)
+        let section = try #require(readme.range(of: "## Event versions"))
+        let start = try #require(readme.range(of: "```swift\n", range: section.upperBound..<readme.endIndex))
+        let end = try #require(readme.range(of: "```\n", range: start.upperBound..<readme.endIndex))
+        #expect(String(readme[start.upperBound..<end.lowerBound]) == example)
+        let network = InMemoryNetwork()
+        let (a, b) = (try await Node("a", on: network), try await Node("b", on: network))
+        registerOrderShipped(on: a.bridge)
+        registerOrderShipped(on: b.bridge)
+        let shipped = Recorded(OrderShipped.self, on: b.bus)
+        let id = UUID()
+        try await a.bridge.publish(OrderShipped(orderID: id, carrier: "ups"))
+        #expect(await shipped.wait { $0.count == 1 })
+        #expect(shipped.events.first?.carrier == nil && shipped.events.first?.orderID == id)
+        #expect(network.sent.contains { $0.contains(#""n":"order.shipped","#) && !$0.contains("carrier") })
+        withExtendedLifetime((a, b)) {}
+    }
+
     /// `text` (an unsigned envelope) with a MAC as `Authenticator` makes it for `version`.
     static func sign(_ text: String, version: Int, channel: String, key: Data) -> String {
         let context = "eventbus.v\(version):\(channel.utf8.count):\(channel):"

@@ -126,6 +126,12 @@ public enum BridgeIssue: Event, CustomStringConvertible {
     /// protocol was not followed: an instance published a version before every instance read it.
     case held(consumer: String, reason: String)
 
+    /// Another running bridge holds the lease of durable consumer `consumer`: this one delivers
+    /// nothing for it and stands by, taking over when that bridge stops or its lease lapses (its
+    /// unacknowledged batch then redelivered, announced). Two bridges that share a consumer name
+    /// never both deliver its events. Reported once each time it starts standing by.
+    case standingBy(consumer: String)
+
     /// ``RemoteBridge/register(_:as:)`` refused a wire name: invalid, or already registered
     /// for another type (or the type under another name). The type stays as it was.
     case registrationRefused(wireName: String, reason: String)
@@ -179,6 +185,8 @@ public enum BridgeIssue: Event, CustomStringConvertible {
             return "consumer \(consumer.debugDescription) lost \(count) events deleted by retention before it read them"
         case .held(let consumer, let reason):
             return "consumer \(consumer.debugDescription) holds at an event it cannot decode, unacknowledged: \(reason)"
+        case .standingBy(let consumer):
+            return "consumer \(consumer.debugDescription) is leased to another running bridge: this one stands by"
         case .registrationRefused(let name, let reason):
             return "registration of \(name.debugDescription) refused: \(reason)"
         }

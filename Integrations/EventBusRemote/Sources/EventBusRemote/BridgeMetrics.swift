@@ -56,7 +56,7 @@ struct BridgeMetrics: Sendable {
         case .payloadTooLarge: publishFailures["too_large"]?.increment()
         case .publishBufferFull: publishFailures["buffer_full"]?.increment()
         case .publishFailed: publishFailures["failed"]?.increment()
-        case .sendStalled, .sendRecovered, .redelivered, .expired, .registrationRefused: break
+        case .sendStalled, .sendRecovered, .redelivered, .expired, .registrationRefused, .standingBy: break
         }
     }
 

@@ -189,6 +189,16 @@ public final class RemoteInbox: Sendable {
         core.report(.redelivered(consumer: consumer, count: count))
     }
 
+    /// Reports ``BridgeIssue/standingBy(consumer:)``: a durable transport found consumer
+    /// `consumer` leased to another running bridge, and waits to take over.
+    ///
+    /// ```swift
+    /// if !leased { inbox.standingBy(consumer: name) }
+    /// ```
+    public func standingBy(consumer: String) {
+        core.report(.standingBy(consumer: consumer))
+    }
+
     /// Reports ``BridgeIssue/expired(consumer:count:)``: a durable transport's retention deleted
     /// `count` events before consumer `consumer` read them.
     ///

@@ -1,4 +1,5 @@
 import EventBusRemote
+import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import PostgresNIO
@@ -33,6 +34,27 @@ struct DurableOutbox: Sendable {
         /// that a batch whose acknowledgement a dying connection lost is not read again.
         var handled: Position?
         var schemaReady = false
+        /// The epoch of the consumer's lease this bridge holds, while it holds it: every claim and
+        /// acknowledgement is fenced by it.
+        var epoch: Int64?
+    }
+
+    /// This bridge's id as the owner of its consumer's lease.
+    let member = UUID()
+
+    /// The epoch of the lease held now; `leaseLost` if none (a statement must not run unfenced).
+    var epoch: Int64 {
+        get throws {
+            guard let epoch = state.withLockedValue({ $0.epoch }) else {
+                throw PostgresEventBridgeError.leaseLost(consumer: settings.consumer)
+            }
+            return epoch
+        }
+    }
+
+    /// Records the lease held (`nil`: none).
+    func setEpoch(_ epoch: Int64?) {
+        state.withLockedValue { $0.epoch = epoch }
     }
 
     /// The NOTIFY payload that wakes durable receivers; it carries nothing else.
@@ -91,6 +113,11 @@ struct DurableOutbox: Sendable {
         CREATE INDEX IF NOT EXISTS eventbus_schedule_done ON eventbus_schedule (channel, (coalesce(fired_at, cancelled_at)))
             WHERE fired_at IS NOT NULL OR cancelled_at IS NOT NULL
         """,
+        // A consumer's lease (added later again: an existing table gets the columns at the next
+        // start; instances of the version before ignore them).
+        "ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS owner uuid",
+        "ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS lease_until timestamptz",
+        "ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS lease_epoch bigint NOT NULL DEFAULT 0",
     ]
 
     /// How long one statement of a receiver may take before the connection is given up.
@@ -208,9 +235,38 @@ struct DurableOutbox: Sendable {
     /// (a clean stop waits for it; each statement is still bounded by the statement timeout): a
     /// stopped bridge never leaves a batch handled but unacknowledged, which its next run would
     /// deliver again, nor claimed but unread, which it would announce as redelivered.
-    func receive(from cursor: Cursor, on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker)
+    ///
+    /// First it takes the consumer's lease (standing by while another bridge holds it: see
+    /// `DurableOutbox+Lease.swift`), then reads from where the consumer's cursor is, renewing the
+    /// lease on `client` meanwhile; a stop gives the lease up once the last batch is acknowledged.
+    func receive(on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker, client: PostgresClient)
         async throws
     {
+        let epoch = try await takeLease(on: connection, inbox, waker: waker)
+        var failure: (any Error)?
+        do {
+            let cursor = try await resume(on: connection, inbox)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await renewLease(epoch, client: client) }
+                group.addTask { try await deliverBatches(from: cursor, on: connection, into: inbox, waker: waker) }
+                defer { group.cancelAll() }
+                try await group.next()
+            }
+        } catch {
+            failure = error
+        }
+        if Task.isCancelled || failure is CancellationError {
+            // Stopped: every batch it delivered is acknowledged (see deliverBatches); hand over.
+            await Task { await releaseLease(epoch, client: client) }.value
+            return
+        }
+        if let failure { throw failure }
+    }
+
+    /// The reading loop of ``receive(on:into:waker:client:)``, from `cursor`, until cancelled.
+    private func deliverBatches(
+        from cursor: Cursor, on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker
+    ) async throws {
         var progress = Progress(position: cursor.position, redeliverThrough: cursor.redeliverThrough)
         while !Task.isCancelled {
             while !Task.isCancelled {
@@ -283,19 +339,26 @@ struct DurableOutbox: Sendable {
         return (progress, false)
     }
 
-    /// The consumer's cursor, created (after the channel's last committed row) for a new consumer:
-    /// called before the receiver reports that it listens, so that every event published after
-    /// that is after the cursor.
-    func start(on connection: PostgresConnection, _ inbox: RemoteInbox) async throws -> Cursor {
+    /// Creates the consumer's cursor (after the channel's last committed row) if it is new: called
+    /// before the receiver reports that it listens, so that every event published after that is
+    /// after the cursor, whichever member of the consumer then holds its lease.
+    func start(on connection: PostgresConnection) async throws {
         try await ensureSchema(on: connection)
-        if let handled = state.withLockedValue({ $0.handled }) {
-            // Reconnected in the same process: what it handled is acknowledged, never read again.
+        guard try await statement({ try await storedCursor(on: connection) }) != nil else {
+            throw PostgresEventBridgeError.connectionClosed
+        }
+    }
+
+    /// Where the lease holder reads from: what this process handled, if the stored cursor is
+    /// behind it (reconnected: acknowledged now, never read again), or the stored cursor, with the
+    /// claim of a predecessor that died mid-batch.
+    func resume(on connection: PostgresConnection, _ inbox: RemoteInbox) async throws -> Cursor {
+        let stored = try await statement { try await storedCursor(on: connection) }
+        guard let (position, claimed, expired) = stored else { throw PostgresEventBridgeError.connectionClosed }
+        if let handled = state.withLockedValue({ $0.handled }), handled > position {
             try await acknowledge(handled, on: connection, inbox)
             return Cursor(position: handled)
         }
-        let stored = try await statement { try await storedCursor(on: connection) }
-        guard let stored else { throw PostgresEventBridgeError.connectionClosed }
-        let (position, claimed, expired) = stored
         if expired > 0 {
             try await acknowledge(position, on: connection, inbox)
         }
@@ -369,11 +432,16 @@ struct DurableOutbox: Sendable {
                 SELECT xid, id FROM eventbus_outbox
                 WHERE channel = \(channel) AND (xid, id) > (\(String(position.xid))::xid8, \(position.id))
                     AND xid < pg_snapshot_xmin(pg_current_snapshot())
+                    AND EXISTS (
+                        SELECT 1 FROM eventbus_cursors k
+                        WHERE k.channel = \(channel) AND k.consumer = \(settings.consumer)
+                            AND k.owner = \(member) AND k.lease_epoch = \(epoch))
                 ORDER BY xid, id LIMIT \(settings.batchSize)),
             last AS (SELECT xid, id, (SELECT count(*) FROM batch) AS n FROM batch ORDER BY xid DESC, id DESC LIMIT 1),
             claim AS (
                 UPDATE eventbus_cursors c SET claimed_xid = last.xid, claimed_id = last.id FROM last
-                WHERE c.channel = \(channel) AND c.consumer = \(settings.consumer)
+                WHERE c.channel = \(channel) AND c.consumer = \(settings.consumer) AND c.owner = \(member)
+                    AND c.lease_epoch = \(epoch)
                     AND (c.claimed_xid IS NULL OR (c.claimed_xid, c.claimed_id) < (last.xid, last.id)))
             SELECT xid::text, id, n FROM last
             """, logger: logger)
@@ -440,22 +508,27 @@ struct DurableOutbox: Sendable {
         case .some:
             claim = "claimed_xid = NULL, claimed_id = NULL"
         }
-        var bindings = PostgresBindings(capacity: 2)
+        var bindings = PostgresBindings(capacity: 4)
         bindings.append(channel)
         bindings.append(settings.consumer)
+        bindings.append(member)
+        bindings.append(try epoch)
         let rows = try await connection.query(
             PostgresQuery(
                 unsafeSQL: """
                     WITH old AS (
-                        SELECT expired FROM eventbus_cursors WHERE channel = $1 AND consumer = $2 FOR UPDATE)
+                        SELECT expired FROM eventbus_cursors
+                        WHERE channel = $1 AND consumer = $2 AND owner = $3 AND lease_epoch = $4 FOR UPDATE)
                     UPDATE eventbus_cursors c SET xid = '\(position.xid)'::xid8, id = \(position.id),
                         \(claim),
                         expired = c.expired - old.expired, updated_at = now()
                     FROM old WHERE c.channel = $1 AND c.consumer = $2
                     RETURNING old.expired
                     """, binds: bindings), logger: logger)
-        var expired: Int64 = 0
+        var expired: Int64?
         for try await value in rows.decode(Int64.self) { expired = value }
+        // No row: another member took the lease over; this one must not move the cursor.
+        guard let expired else { throw PostgresEventBridgeError.leaseLost(consumer: settings.consumer) }
         return expired
     }
 

@@ -39,7 +39,11 @@ public import ServiceLifecycle
 ///   event is delivered once to each consumer (its synchronous subscribers have run before the
 ///   cursor moves), except one batch after the consumer's process died mid-batch
 ///   (`BridgeIssue.redelivered(consumer:count:)`) and what the retention limits deleted unread
-///   (`BridgeIssue.expired(consumer:count:)`). See the package README.
+///   (`BridgeIssue.expired(consumer:count:)`). One running bridge per consumer name reads (a lease,
+///   ``Durable/leaseDuration``); another of the same name stands by
+///   (`BridgeIssue.standingBy(consumer:)`) and takes over. A row this instance cannot decode (a
+///   version it does not read) is never acknowledged (`BridgeIssue.held(consumer:reason:)`). See the
+///   package README.
 /// - **Scheduled events** (durable only): ``publish(_:after:)`` and ``publish(_:at:)`` store the
 ///   event in a schedule table; running durable bridges fire it into the outbox when it is due by
 ///   the database's clock, exactly once across instances and kills, sealed by the firing bridge;

@@ -126,12 +126,13 @@ extension PostgresBridgeTests {
             let held = old.node.issues.events.filter(\.isHeld)
             #expect(held.count == 1, "reported once: \(old.node.issues.events)")
             #expect("\(held)".contains(#"version 2 of "test.order" is newer"#), "\(held)")
+            // Stopped (each retry claims the row again and releases it; a stop ends after the release).
+            await old.node.stop()
             let rows = try await Self.rowIDs(channel: channel)
             #expect(rows.count == 3)
             let cursor = try await Self.cursor("consumer", channel: channel)
             #expect(cursor.id == rows.first, "the cursor is at the row before the held one: \(cursor), rows \(rows)")
             #expect(!cursor.claimed, "the claim is released")
-            await old.node.stop()
 
             // The same consumer, upgraded: the held row and the one after it, each once, in order.
             let upgraded = try await Instance("consumer", .reading, channel: channel)

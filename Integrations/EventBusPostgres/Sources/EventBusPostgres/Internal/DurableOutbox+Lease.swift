@@ -16,14 +16,16 @@ import PostgresNIO
 /// cleanly, after acknowledging its batch: at once, no redelivery).
 extension DurableOutbox {
     /// Takes the consumer's lease, standing by (reported once) while another bridge holds it;
-    /// returns its epoch, or throws when cancelled or a statement fails.
-    func takeLease(on connection: PostgresConnection, _ inbox: RemoteInbox, waker: Waker) async throws -> Int64 {
+    /// returns its epoch and whether this bridge held the lease just before it (a reconnection),
+    /// or throws when cancelled or a statement fails.
+    func takeLease(on connection: PostgresConnection, _ inbox: RemoteInbox, waker: Waker) async throws -> (
+        epoch: Int64, continuing: Bool
+    ) {
         var reported = false
         while true {
             try Task.checkCancellation()
             if let epoch = try await statement({ try await tryLease(on: connection) }) {
-                setEpoch(epoch)
-                return epoch
+                return (epoch, tookLease(epoch))
             }
             if !reported {
                 reported = true

@@ -37,6 +37,9 @@ struct DurableOutbox: Sendable {
         /// The epoch of the consumer's lease this bridge holds, while it holds it: every claim and
         /// acknowledgement is fenced by it.
         var epoch: Int64?
+        /// The epoch of the last lease this bridge took, kept after it ends: a new one right after
+        /// it means nobody else held the consumer in between.
+        var lastEpoch: Int64?
     }
 
     /// This bridge's id as the owner of its consumer's lease.
@@ -55,6 +58,18 @@ struct DurableOutbox: Sendable {
     /// Records the lease held (`nil`: none).
     func setEpoch(_ epoch: Int64?) {
         state.withLockedValue { $0.epoch = epoch }
+    }
+
+    /// Records the lease just taken; returns whether this bridge held the one before it (nobody
+    /// else read for the consumer in between).
+    func tookLease(_ epoch: Int64) -> Bool {
+        state.withLockedValue { state in
+            defer {
+                state.epoch = epoch
+                state.lastEpoch = epoch
+            }
+            return state.lastEpoch == epoch - 1
+        }
     }
 
     /// The NOTIFY payload that wakes durable receivers; it carries nothing else.
@@ -115,9 +130,20 @@ struct DurableOutbox: Sendable {
         """,
         // A consumer's lease (added later again: an existing table gets the columns at the next
         // start; instances of the version before ignore them).
-        "ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS owner uuid",
-        "ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS lease_until timestamptz",
-        "ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS lease_epoch bigint NOT NULL DEFAULT 0",
+        // Only when a column is missing: ALTER TABLE locks the table exclusively even when it has
+        // nothing to do, which would stall every consumer's claims at each start.
+        """
+        DO $$ BEGIN
+            IF NOT EXISTS (
+                SELECT 1 FROM pg_attribute
+                WHERE attrelid = 'eventbus_cursors'::regclass AND attname = 'lease_epoch' AND NOT attisdropped)
+            THEN
+                ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS owner uuid,
+                    ADD COLUMN IF NOT EXISTS lease_until timestamptz,
+                    ADD COLUMN IF NOT EXISTS lease_epoch bigint NOT NULL DEFAULT 0;
+            END IF;
+        END $$
+        """,
     ]
 
     /// How long one statement of a receiver may take before the connection is given up.
@@ -242,10 +268,10 @@ struct DurableOutbox: Sendable {
     func receive(on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker, client: PostgresClient)
         async throws
     {
-        let epoch = try await takeLease(on: connection, inbox, waker: waker)
+        let (epoch, continuing) = try await takeLease(on: connection, inbox, waker: waker)
         var failure: (any Error)?
         do {
-            let cursor = try await resume(on: connection, inbox)
+            let cursor = try await resume(on: connection, inbox, continuing: continuing)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await renewLease(epoch, client: client) }
                 group.addTask { try await deliverBatches(from: cursor, on: connection, into: inbox, waker: waker) }
@@ -349,15 +375,21 @@ struct DurableOutbox: Sendable {
         }
     }
 
-    /// Where the lease holder reads from: what this process handled, if the stored cursor is
-    /// behind it (reconnected: acknowledged now, never read again), or the stored cursor, with the
-    /// claim of a predecessor that died mid-batch.
-    func resume(on connection: PostgresConnection, _ inbox: RemoteInbox) async throws -> Cursor {
+    /// Where the lease holder reads from. `continuing`: this bridge held the lease before this
+    /// one (it reconnected): from what it handled, acknowledged now if the stored cursor is behind
+    /// it, never read again, and no claim of its own announced as a redelivery. Otherwise from the
+    /// stored cursor, with the claim of a predecessor that died mid-batch.
+    func resume(on connection: PostgresConnection, _ inbox: RemoteInbox, continuing: Bool) async throws -> Cursor {
         let stored = try await statement { try await storedCursor(on: connection) }
         guard let (position, claimed, expired) = stored else { throw PostgresEventBridgeError.connectionClosed }
-        if let handled = state.withLockedValue({ $0.handled }), handled > position {
-            try await acknowledge(handled, on: connection, inbox)
-            return Cursor(position: handled)
+        if continuing {
+            let handled = state.withLockedValue { $0.handled }
+            if let handled, handled > position {
+                try await acknowledge(handled, on: connection, inbox)
+                return Cursor(position: handled)
+            }
+            if expired > 0 { try await acknowledge(position, on: connection, inbox) }
+            return Cursor(position: position)
         }
         if expired > 0 {
             try await acknowledge(position, on: connection, inbox)

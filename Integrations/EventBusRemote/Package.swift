@@ -46,6 +46,8 @@ let package = Package(
             dependencies: [
                 "EventBusRemote",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                // To sign envelopes of a future version by hand (EventVersionTests).
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: upcomingFeatures
         ),

@@ -9,7 +9,8 @@
 #   Integrations/EventBusPostgres/scripts/with-postgres.sh            # the bridge's tests (default)
 #   Integrations/EventBusPostgres/scripts/with-postgres.sh swift run --package-path Integrations/EventBusPostgres ClusterDemo
 #
-# The default builds the package (tests included) with warnings as errors, runs `swift test`, fails
+# The default builds the package (tests included) with warnings as errors, type-checks every Swift
+# block of its README and EventBusRemote's (scripts/check-readme-blocks.sh), runs `swift test`, fails
 # if any test failed or skipped, runs the ClusterDemo example and a smoke run of the benchmark, and
 # ends with one line:
 # "postgres bridge: N tests passed ...". .ci/run calls it so.
@@ -83,8 +84,8 @@ log="$dir/test.log"
 start=$SECONDS
 swift build --package-path "$pkg" --build-tests -Xswiftc -warnings-as-errors >"$log.build" 2>&1 \
     || { tail -n 40 "$log.build"; echo "postgres bridge: BUILD FAILED"; exit 1; }
-# The README's quick starts are Sources/QuickStart/main.swift and ScheduledEvents.swift, built just
-# above: they must be quoted verbatim.
+# The README's quick starts are Sources/QuickStart/main.swift, ScheduledEvents.swift and
+# RollingUpgrade.swift, built just above: they must be quoted verbatim.
 python3 - "$pkg" <<'PY' || { echo "postgres bridge: FAILED (README quick start)"; exit 1; }
 import re, sys
 pkg = sys.argv[1]
@@ -92,10 +93,16 @@ readme = open(f"{pkg}/README.md").read()
 match = re.search(r"## Quick start\n\n```swift\n(.*?)```", readme, re.S)
 if not match or match.group(1) != open(f"{pkg}/Sources/QuickStart/main.swift").read():
     sys.exit("README.md's quick start differs from Sources/QuickStart/main.swift")
-match = re.search(r"### Quick start: scheduled events\n\n```swift\n(.*?)```", readme, re.S)
-if not match or match.group(1) != open(f"{pkg}/Sources/QuickStart/ScheduledEvents.swift").read():
-    sys.exit("README.md's scheduled events quick start differs from Sources/QuickStart/ScheduledEvents.swift")
+for heading, source in [("scheduled events", "ScheduledEvents"), ("rolling upgrades", "RollingUpgrade")]:
+    match = re.search(r"### Quick start: " + heading + r"\n\n```swift\n(.*?)```", readme, re.S)
+    if not match or match.group(1) != open(f"{pkg}/Sources/QuickStart/{source}.swift").read():
+        sys.exit(f"README.md's {heading} quick start differs from Sources/QuickStart/{source}.swift")
 PY
+# Every Swift block of this README and EventBusRemote's type-checks against the build just made.
+bin_path=$(swift build --package-path "$pkg" --show-bin-path)
+"$pkg/scripts/check-readme-blocks.sh" "$bin_path" >"$log.blocks" 2>&1 \
+    || { cat "$log.blocks"; echo "postgres bridge: FAILED (README blocks)"; exit 1; }
+blocks=$(tail -n 1 "$log.blocks" | sed -E 's/^README blocks: ([0-9]+) Swift blocks.*/\1/')
 status=0
 timeout -k 5 "${EVENTBUS_POSTGRES_TEST_TIMEOUT:-600}" swift test --package-path "$pkg" --skip-build >"$log" 2>&1 || status=$?
 # A skipped test or suite reads: (Test|Suite) "name" skipped[: "reason"]
@@ -108,7 +115,6 @@ if [ "$status" -ne 0 ] || [ -z "$summary" ] || grep -Eq "$skip_line" "$log"; the
     exit 1
 fi
 # The example app (two instances in one run), on the same server: it must finish with "Done.".
-bin_path=$(swift build --package-path "$pkg" --show-bin-path)
 timeout -k 5 120 "$bin_path/ClusterDemo" >"$dir/demo.log" 2>&1 || { cat "$dir/demo.log"; echo "postgres bridge: ClusterDemo FAILED"; exit 1; }
 grep -q '^Done.$' "$dir/demo.log" || { cat "$dir/demo.log"; echo "postgres bridge: ClusterDemo did not finish"; exit 1; }
 # A smoke run of the benchmark (both modes, 200 events each, debug build): it must end with no issue.
@@ -117,4 +123,4 @@ BENCH_EVENTS=200 timeout -k 5 120 "$bin_path/EventBusPostgresBenchmark" >"$dir/b
     || { cat "$dir/bench.log"; echo "postgres bridge: EventBusPostgresBenchmark smoke run FAILED"; exit 1; }
 tests=$(sed -E 's/Test run with ([0-9]+) tests?.*/\1/' <<<"$summary")
 figures=$(grep -E '^bridge:' "$log" | sed -E 's/^bridge: //' | paste -sd ';' - || true)
-echo "postgres bridge: $tests tests passed against PostgreSQL on 127.0.0.1:$port, none skipped; ${figures:-no figures}; README quick starts built and quoted verbatim; ClusterDemo printed $(wc -l <"$dir/demo.log") lines and finished; benchmark smoke run clean; $((SECONDS - start)) s"
+echo "postgres bridge: $tests tests passed against PostgreSQL on 127.0.0.1:$port, none skipped; ${figures:-no figures}; README quick starts built and quoted verbatim, $blocks Swift blocks of the Postgres and Remote READMEs type-checked; ClusterDemo printed $(wc -l <"$dir/demo.log") lines and finished; benchmark smoke run clean; $((SECONDS - start)) s"

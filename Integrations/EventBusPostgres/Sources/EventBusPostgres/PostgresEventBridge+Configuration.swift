@@ -133,8 +133,9 @@ extension PostgresEventBridge {
     /// ```
     public struct Durable: Sendable {
         /// The name this instance's cursor is kept under: stable across restarts (a restarted
-        /// instance resumes after the last event its predecessor handled), and used by one running
-        /// bridge at a time. 1 to 200 bytes.
+        /// instance resumes after the last event its predecessor handled). One running bridge per
+        /// name reads at a time (the lease: ``leaseDuration``); others of the same name stand by.
+        /// 1 to 200 bytes.
         public var consumer: String
 
         /// How many rows a receiver reads, hands to the bus and acknowledges at once. Default 500.
@@ -154,6 +155,19 @@ extension PostgresEventBridge {
         /// consumer has not read them (as for ``retentionAge``); `nil` for no limit. Default
         /// 1,000,000.
         public var retentionCount: Int? = 1_000_000
+
+        /// How long a consumer's lease lasts without renewal, on the database's clock. One running
+        /// bridge per consumer name holds the lease and reads; it renews it every third of this,
+        /// apart from its handlers, and every acknowledgement is fenced by it. Another bridge of the
+        /// same consumer stands by (reported once: `BridgeIssue.standingBy(consumer:)`) and takes
+        /// over when the holder stops (at once: a clean stop gives the lease up after acknowledging
+        /// its batch) or dies (`kill -9`: within this plus a third of it, its unacknowledged batch
+        /// then redelivered, announced). Default 3 s: a takeover within 4 s.
+        ///
+        /// ```swift
+        /// durable.leaseDuration = .seconds(6)   // a database that can stall longer
+        /// ```
+        public var leaseDuration: Duration = .seconds(3)
 
         /// How often a running bridge deletes the rows every consumer has passed and those beyond
         /// the retention limits, in short transactions of at most 1,000 rows each. Default 30 s.

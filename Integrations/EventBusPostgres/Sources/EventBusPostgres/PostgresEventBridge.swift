@@ -39,7 +39,11 @@ public import ServiceLifecycle
 ///   event is delivered once to each consumer (its synchronous subscribers have run before the
 ///   cursor moves), except one batch after the consumer's process died mid-batch
 ///   (`BridgeIssue.redelivered(consumer:count:)`) and what the retention limits deleted unread
-///   (`BridgeIssue.expired(consumer:count:)`). See the package README.
+///   (`BridgeIssue.expired(consumer:count:)`). One running bridge per consumer name reads (a lease,
+///   ``Durable/leaseDuration``); another of the same name stands by
+///   (`BridgeIssue.standingBy(consumer:)`) and takes over. A row this instance cannot decode (a
+///   version it does not read) is never acknowledged (`BridgeIssue.held(consumer:reason:)`). See the
+///   package README.
 /// - **Scheduled events** (durable only): ``publish(_:after:)`` and ``publish(_:at:)`` store the
 ///   event in a schedule table; running durable bridges fire it into the outbox when it is due by
 ///   the database's clock, exactly once across instances and kills, sealed by the firing bridge;
@@ -173,6 +177,32 @@ public final class PostgresEventBridge: Service, Sendable {
     /// ```
     public func register<E: Event & Codable>(_ type: E.Type, as wireName: String) {
         remote.register(type, as: wireName)
+    }
+
+    /// Lets events of type `E` cross the bridge as version `version` of `wireName`, reading the
+    /// older versions `upcasting` names and publishing version `publishing` (by default
+    /// `version`): the same as `RemoteBridge.register(_:as:version:upcasting:publishing:)`, which
+    /// describes the wire names and the rolling upgrade (see also the README's "Rolling upgrades").
+    ///
+    /// Durable, a row of a version this instance does not read is never acknowledged: the consumer
+    /// holds before it (`BridgeIssue.held(consumer:reason:)`) until an instance that reads it takes
+    /// over. Thread-safe; may be called while the bridge runs.
+    ///
+    /// ```swift
+    /// cluster.register(
+    ///     OrderShipped.self, as: "order.shipped", version: 2,
+    ///     upcasting: [
+    ///         .from(OrderShippedV1.self, version: 1,
+    ///               upcast: { OrderShipped(orderID: $0.orderID, carrier: nil) },
+    ///               downcast: { OrderShippedV1(orderID: $0.orderID) })
+    ///     ],
+    ///     publishing: 1)   // until every instance reads version 2
+    /// ```
+    public func register<E: Event & Codable>(
+        _ type: E.Type, as wireName: String, version: Int, upcasting: [RemoteBridge.Upcaster<E>] = [],
+        publishing: Int? = nil
+    ) {
+        remote.register(type, as: wireName, version: version, upcasting: upcasting, publishing: publishing)
     }
 
     // MARK: Publishing

@@ -36,6 +36,11 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
     /// The server closed the listening connection.
     case connectionClosed
 
+    /// Another bridge took over the lease of durable consumer `consumer` (this one stalled past
+    /// ``PostgresEventBridge/Durable/leaseDuration`` without renewing it): this one moved nothing,
+    /// gives its connection up and stands by. Carried by `BridgeStatus.interrupted(_:)`.
+    case leaseLost(consumer: String)
+
     /// A scheduled publish (``PostgresEventBridge/publish(_:after:)`` and the like) or a cancel on
     /// a bridge at most once: scheduled events are rows of the durable outbox's schema, fired by
     /// durable bridges, so they need ``PostgresEventBridge/Delivery/durable(_:)`` on every instance
@@ -62,6 +67,8 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
             return "a statement of the durable receiver did not complete within \(limit)"
         case .connectionClosed:
             return "the server closed the listening connection"
+        case .leaseLost(let consumer):
+            return "another bridge took over the lease of consumer \(consumer.debugDescription)"
         case .schedulingNeedsDurableDelivery:
             return "scheduled events need durable delivery: set Configuration.delivery to .durable(…)"
         }

@@ -21,7 +21,7 @@ extension PostgresBridgeTests {
                     "",
                     "{}",
                     "null",
-                    #"{"v":4,"o":"\#(stranger)","s":1,"n":"test.ping.v1","ts":0,"p":{"from":"x","n":1}}"#,
+                    #"{"v":5,"o":"\#(stranger)","s":1,"n":"test.ping.v1","ts":0,"p":{"from":"x","n":1}}"#,
                     #"{"v":3,"o":"not-a-uuid","s":1,"n":"test.ping.v1","p":{"from":"x","n":1}}"#,
                     #"{"v":3,"o":"\#(stranger)","n":"test.ping.v1","p":{"from":"x","n":1}}"#,
                     #"{"v":3,"o":"\#(stranger)","s":-1,"n":"test.ping.v1","p":{"from":"x","n":1}}"#,

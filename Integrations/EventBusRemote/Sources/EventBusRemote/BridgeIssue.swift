@@ -117,6 +117,21 @@ public enum BridgeIssue: Event, CustomStringConvertible {
     /// lost for it. Reported when it next acknowledges a batch or starts.
     case expired(consumer: String, count: Int)
 
+    /// Durable consumer `consumer` stopped before a stored event this instance cannot decode (an
+    /// envelope or event version newer than it reads, an older event version without an upcaster,
+    /// a payload that does not decode as its type: `reason` says which), and **did not acknowledge
+    /// it**: it released its claim and tries again every poll interval, delivering nothing after it
+    /// meanwhile. An instance that reads it (upgraded, or with the upcaster) delivers it and goes
+    /// on. Reported once per event and process. During a rolling upgrade this means the deploy
+    /// protocol was not followed: an instance published a version before every instance read it.
+    case held(consumer: String, reason: String)
+
+    /// Another running bridge holds the lease of durable consumer `consumer`: this one delivers
+    /// nothing for it and stands by, taking over when that bridge stops or its lease lapses (its
+    /// unacknowledged batch then redelivered, announced). Two bridges that share a consumer name
+    /// never both deliver its events. Reported once each time it starts standing by.
+    case standingBy(consumer: String)
+
     /// ``RemoteBridge/register(_:as:)`` refused a wire name: invalid, or already registered
     /// for another type (or the type under another name). The type stays as it was.
     case registrationRefused(wireName: String, reason: String)
@@ -168,6 +183,10 @@ public enum BridgeIssue: Event, CustomStringConvertible {
                 "consumer \(consumer.debugDescription) restarted within a batch: its \(count) events are delivered again"
         case .expired(let consumer, let count):
             return "consumer \(consumer.debugDescription) lost \(count) events deleted by retention before it read them"
+        case .held(let consumer, let reason):
+            return "consumer \(consumer.debugDescription) holds at an event it cannot decode, unacknowledged: \(reason)"
+        case .standingBy(let consumer):
+            return "consumer \(consumer.debugDescription) is leased to another running bridge: this one stands by"
         case .registrationRefused(let name, let reason):
             return "registration of \(name.debugDescription) refused: \(reason)"
         }

@@ -9,6 +9,7 @@ struct BridgeMetrics: Sendable {
     let missed: Counter
     let uncountedGaps: Counter
     let reconnects: Counter
+    let held: Counter
     private let refused: [String: Counter]
     private let publishFailures: [String: Counter]
 
@@ -29,6 +30,7 @@ struct BridgeMetrics: Sendable {
         missed = counter("missed")
         uncountedGaps = counter("uncounted_gaps")
         reconnects = counter("reconnects")
+        held = counter("held")
         refused = Dictionary(
             uniqueKeysWithValues: Self.refusalReasons.map { ($0, counter("refused", [("reason", $0)])) })
         publishFailures = Dictionary(
@@ -50,10 +52,11 @@ struct BridgeMetrics: Sendable {
         case .notFromStore: refused["not_from_store"]?.increment()
         case .missed(_, let count, _): missed.increment(by: Int64(clamping: count))
         case .missedUncounted: uncountedGaps.increment()
+        case .held: held.increment()
         case .payloadTooLarge: publishFailures["too_large"]?.increment()
         case .publishBufferFull: publishFailures["buffer_full"]?.increment()
         case .publishFailed: publishFailures["failed"]?.increment()
-        case .sendStalled, .sendRecovered, .redelivered, .expired, .registrationRefused: break
+        case .sendStalled, .sendRecovered, .redelivered, .expired, .registrationRefused, .standingBy: break
         }
     }
 

@@ -103,7 +103,7 @@ extension RemoteBridge {
             core.report(.unauthenticated(reason: reason, bytes: text.utf8.count, excerpt: String(text.prefix(64))))
             return RemoteBridgeError.pendingEventRefused(reason: reason)
         }
-        if let problem = Names.wireNameProblem(pending.wireName) { throw refuse("a pending event: \(problem)") }
+        if let problem = Names.statedWireNameProblem(pending.wireName) { throw refuse("a pending event: \(problem)") }
         if let authenticator = core.authenticator {
             guard let mac = pending.mac else { throw refuse("a pending event without a MAC") }
             guard authenticator.isValid(mac: mac, of: pending.authenticatedText(binding: binding)) else {

@@ -158,9 +158,11 @@ public final class RemoteBridge: Sendable {
     /// Lets events of type `E` cross the bridge under `wireName`, both ways.
     ///
     /// Only registered types are published and decoded: an envelope naming another wire name is
-    /// skipped (``BridgeIssue/unknownWireName(_:origin:)``). Choose names that say the version
-    /// (`"order.shipped.v1"`) and keep them stable across deployments: the name, not the Swift
-    /// type, is the contract. Thread-safe, O(1); may be called while the bridge runs.
+    /// skipped (``BridgeIssue/unknownWireName(_:origin:)``). Choose names that say what the event
+    /// is (`"order.shipped"`) and keep them stable across deployments: the name, not the Swift
+    /// type, is the contract. When the event's shape changes, register the new shape as the next
+    /// version of the same name (``register(_:as:version:upcasting:publishing:)``): this is version 1.
+    /// Thread-safe, O(1); may be called while the bridge runs.
     ///
     /// A name of 1 to 128 letters, digits, `.`, `-`, `_` or `:` is accepted once per type; an
     /// invalid name, a second name for a type or a name taken by another type is refused and
@@ -171,7 +173,57 @@ public final class RemoteBridge: Sendable {
     /// cluster.register(OrderShipped.self, as: "order.shipped.v1")
     /// ```
     public func register<E: Event & Codable>(_ type: E.Type, as wireName: String) {
-        let problem = Names.wireNameProblem(wireName) ?? core.registry.withLock { $0.add(type, as: wireName) }
+        register(type, as: wireName, version: 1)
+    }
+
+    /// Lets events of type `E` cross the bridge as version `version` of `wireName`, reading the
+    /// older versions `upcasting` names (each turned into an `E` before it is dispatched), and
+    /// publishing version `publishing` (by default `version`; an older one needs its upcaster's
+    /// downcast).
+    ///
+    /// On the wire, version 1 is `wireName` itself (so ``register(_:as:)`` is version 1) and
+    /// version *k* ≥ 2 is `wireName@k`, a name that instances which never heard of versions have
+    /// not registered: they skip it, and never decode a newer shape as their older type. Subscribers
+    /// see only `E`, whichever version was received. A version this bridge does not read (newer
+    /// than `version`, or older without an upcaster) is *unreadable*, not unknown: at most once it
+    /// is reported (``BridgeIssue/undecodablePayload(wireName:origin:error:)``); a durable transport
+    /// never acknowledges it (``RemoteInbox/deliverAndWait(_:)``), so an instance that reads it can.
+    ///
+    /// The rolling upgrade from version 1 to 2 (the deploy protocol: *publish the old version until
+    /// every instance reads the new one*):
+    ///
+    /// 1. Deploy, one instance at a time, `register(OrderShipped.self, as: "order.shipped",
+    ///    version: 2, upcasting: [.from(OrderShippedV1.self, version: 1, upcast: …, downcast: …)],
+    ///    publishing: 1)`: it reads versions 1 and 2 and still writes 1, which the old instances read.
+    /// 2. Once every instance runs that, deploy `publishing: 2` (or leave it out), one at a time:
+    ///    every instance reads what it now writes.
+    /// 3. Keep the upcaster while rows of version 1 may be read (durable: until every consumer's
+    ///    cursor has passed them).
+    ///
+    /// Thread-safe, O(upcasters); may be called while the bridge runs. The same type, name and
+    /// version again replaces the upcasters and the published version. Refused, and reported as
+    /// ``BridgeIssue/registrationRefused(wireName:reason:)``: an invalid name, a version outside
+    /// 1…999,999,999, an upcaster not below `version` (or two of one version), a published version
+    /// without a downcast, a name taken by another type, or another name or version for this type.
+    ///
+    /// ```swift
+    /// cluster.register(
+    ///     OrderShipped.self, as: "order.shipped", version: 2,
+    ///     upcasting: [
+    ///         .from(OrderShippedV1.self, version: 1,
+    ///               upcast: { OrderShipped(orderID: $0.orderID, carrier: nil) },
+    ///               downcast: { OrderShippedV1(orderID: $0.orderID) })
+    ///     ],
+    ///     publishing: 1)   // step 1; step 2 drops this argument
+    /// ```
+    public func register<E: Event & Codable>(
+        _ type: E.Type, as wireName: String, version: Int, upcasting: [Upcaster<E>] = [], publishing: Int? = nil
+    ) {
+        let problem =
+            Names.wireNameProblem(wireName)
+            ?? core.registry.withLock {
+                $0.add(type, as: wireName, version: version, upcasters: upcasting, publishing: publishing ?? version)
+            }
         if let problem { core.report(.registrationRefused(wireName: wireName, reason: problem)) }
     }
 
@@ -261,12 +313,12 @@ public final class RemoteBridge: Sendable {
 
     /// The fields of `event`'s envelope; runs the event's `Encodable` code, so never under a lock.
     func encode<E: Event & Codable>(_ event: E, transactional: Bool) throws -> Envelope.EventFields {
-        guard let wireName = core.registry.withLock({ $0.wireName(of: E.self) }) else {
+        guard let publishing = core.registry.withLock({ $0.publishing(of: E.self) }) else {
             throw RemoteBridgeError.unregisteredType(E.self)
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let payload = String(decoding: try encoder.encode(event), as: UTF8.self)
+        let encoder = Envelope.payloadEncoder()
+        let payload = String(decoding: try publishing.encode?(event) ?? encoder.encode(event), as: UTF8.self)
+        let wireName = publishing.statedName
         let keyJSON = try event.eventType._eventRoutingKey.map {
             String(decoding: try encoder.encode($0), as: UTF8.self)
         }

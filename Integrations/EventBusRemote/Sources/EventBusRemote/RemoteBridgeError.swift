@@ -34,6 +34,11 @@ public enum RemoteBridgeError: Error, CustomStringConvertible {
     /// Reported as ``BridgeIssue/unauthenticated(reason:bytes:excerpt:)``; nothing was sealed.
     case pendingEventRefused(reason: String)
 
+    /// A received event's version is one this bridge does not read: newer than its registration,
+    /// or older without an upcaster (``RemoteBridge/register(_:as:version:upcasting:publishing:)``).
+    /// Carried by ``BridgeIssue/undecodablePayload(wireName:origin:error:)``.
+    case unreadableVersion(String)
+
     /// One line for logs.
     ///
     /// ```swift
@@ -53,6 +58,8 @@ public enum RemoteBridgeError: Error, CustomStringConvertible {
             return "not confirmed sent within \(limit): it may not have reached other instances"
         case .pendingEventRefused(let reason):
             return "a pending event was refused: \(reason)"
+        case .unreadableVersion(let reason):
+            return reason
         }
     }
 }

@@ -67,7 +67,7 @@ public final class RemoteInbox: Sendable {
     /// ```
     @discardableResult
     public func deliver(_ payload: String) -> Delivery {
-        deliver(payload, from: .live)
+        deliver(payload, from: .live).delivery
     }
 
     /// Handles a payload that came on a durable transport's wake-up channel rather than from its
@@ -85,15 +85,28 @@ public final class RemoteInbox: Sendable {
     /// ```
     @discardableResult
     public func deliverSignal(_ payload: String) -> Delivery {
-        deliver(payload, from: .signal)
+        deliver(payload, from: .signal).delivery
     }
 
-    private func deliver(_ payload: String, from source: Source) -> Delivery {
+    /// What became of one payload: a ``Delivery``, or (from a store only) held: not decoded, not
+    /// recorded, not reported, for the transport not to acknowledge.
+    private enum Outcome {
+        case delivered(Delivery)
+        case held(reason: String)
+
+        var delivery: Delivery {
+            if case .delivered(let delivery) = self { delivery } else { .handled }
+        }
+    }
+
+    private func deliver(_ payload: String, from source: Source) -> Outcome {
         let parsed = Envelope.parse(
             payload, maximumBytes: core.maximumPayloadBytes, verifier: core.authenticator,
             channel: core.format.channel, acceptsPrevious: core.acceptsPreviousVersion)
         switch parsed {
-        case .invalid(let reason):
+        case .newer(let reason) where source == .store:
+            return .held(reason: reason)
+        case .invalid(let reason), .newer(let reason):
             core.report(
                 .undecodableNotification(
                     reason: reason, bytes: payload.utf8.count, excerpt: String(payload.prefix(80))))
@@ -102,39 +115,67 @@ public final class RemoteInbox: Sendable {
                 .unauthenticated(reason: reason, bytes: payload.utf8.count, excerpt: String(payload.prefix(80))))
         case .heartbeat(let sender, let number):
             // Other instances' heartbeats are not for us.
-            return sender == core.origin ? .ownHeartbeat(number) : .handled
+            return .delivered(sender == core.origin ? .ownHeartbeat(number) : .handled)
         case .event(let envelope):
             if source == .signal {
                 core.report(.notFromStore(origin: envelope.stream.origin, sequence: envelope.sequence))
-            } else {
-                receive(envelope, live: source == .live)
+            } else if let reason = receive(envelope, from: source) {
+                return .held(reason: reason)
             }
         }
-        return .handled
+        return .delivered(.handled)
     }
 
-    /// Delivers `payloads`, read from a durable transport's store, as ``deliver(_:)`` does (except
-    /// that their age is not checked: the store's cursor, not the clock, rules out a repeat), in
-    /// order, then waits until the bus's queue has run the synchronous subscribers of every event
-    /// they dispatched; returns what each delivery did.
+    /// Delivers `payloads`, read from a durable transport's store, in order, as ``deliver(_:)``
+    /// does (except that their age is not checked: the store's cursor, not the clock, rules out a
+    /// repeat), up to the first one this instance cannot decode, then waits until the bus's queue
+    /// has run the synchronous subscribers of every event they dispatched; returns how many it
+    /// handled and why it stopped.
     ///
-    /// For a transport that acknowledges what it delivered (a durable cursor): once this returns,
-    /// the events were not only handed to the bus but handled, so acknowledging them then never
-    /// loses one whose handlers did not run. The wait is an internal marker event dispatched on the
-    /// bus queue behind the batch. O(payloads) outside any lock, as ``deliver(_:)`` each.
+    /// For a transport that acknowledges what it delivered (a durable cursor): acknowledge the
+    /// first ``StoredBatch/handled`` payloads, no more. They were not only handed to the bus but
+    /// handled (dispatched and their synchronous subscribers returned, or refused for good and
+    /// reported: forged, malformed, of a wire name this instance does not register), so
+    /// acknowledging them never loses one whose handlers did not run. The payload after them, if
+    /// any, is **held** (``StoredBatch/held``): an envelope version, or a version of a registered
+    /// event, that this instance does not read, or a payload that does not decode as its type. An
+    /// upgraded instance (or one with the right upcaster) reads it, so it must never be
+    /// acknowledged: nothing after it is delivered, nothing about it is recorded, and the
+    /// transport releases its claim, reports it (``held(consumer:reason:)``) and tries again later.
+    /// The wait is an internal marker event dispatched on the bus queue behind the batch.
+    /// O(payloads) outside any lock, as ``deliver(_:)`` each.
     ///
     /// ```swift
     /// let rows = try await readBatch(after: cursor)
-    /// _ = await inbox.deliverAndWait(rows.map(\.payload))
-    /// try await acknowledge(rows.last)   // the handlers have run
+    /// let batch = await inbox.deliverAndWait(rows.map(\.payload))
+    /// if batch.handled > 0 { try await acknowledge(rows[batch.handled - 1]) }   // handlers have run
+    /// if let reason = batch.held { inbox.held(consumer: name, reason: reason) }
     /// ```
-    @discardableResult
-    public func deliverAndWait(_ payloads: [String]) async -> [Delivery] {
-        let deliveries = payloads.map { deliver($0, from: .store) }
+    public func deliverAndWait(_ payloads: [String]) async -> StoredBatch {
+        var handled = 0
+        var held: String?
+        for payload in payloads {
+            if case .held(let reason) = deliver(payload, from: .store) {
+                held = reason
+                break
+            }
+            handled += 1
+        }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             core.bus.dispatchOnBusQueue(RemoteBridge.Core.DeliveryMark(bridge: core.origin, done: done))
         }
-        return deliveries
+        return StoredBatch(handled: handled, held: held)
+    }
+
+    /// Reports ``BridgeIssue/held(consumer:reason:)``: consumer `consumer` stopped before a stored
+    /// event this instance cannot decode (``deliverAndWait(_:)``), did not acknowledge it, and
+    /// tries again later.
+    ///
+    /// ```swift
+    /// if let reason = batch.held { inbox.held(consumer: name, reason: reason) }
+    /// ```
+    public func held(consumer: String, reason: String) {
+        core.report(.held(consumer: consumer, reason: reason))
     }
 
     /// Reports ``BridgeIssue/redelivered(consumer:count:)``, on the bus queue before the events
@@ -148,6 +189,16 @@ public final class RemoteInbox: Sendable {
         core.report(.redelivered(consumer: consumer, count: count))
     }
 
+    /// Reports ``BridgeIssue/standingBy(consumer:)``: a durable transport found consumer
+    /// `consumer` leased to another running bridge, and waits to take over.
+    ///
+    /// ```swift
+    /// if !leased { inbox.standingBy(consumer: name) }
+    /// ```
+    public func standingBy(consumer: String) {
+        core.report(.standingBy(consumer: consumer))
+    }
+
     /// Reports ``BridgeIssue/expired(consumer:count:)``: a durable transport's retention deleted
     /// `count` events before consumer `consumer` read them.
     ///
@@ -158,48 +209,65 @@ public final class RemoteInbox: Sendable {
         core.report(.expired(consumer: consumer, count: count))
     }
 
-    private func receive(_ envelope: Envelope.Received, live: Bool) {
+    /// Checks, records and dispatches an event envelope, or reports why not; returns why it is
+    /// held instead (from a store only: a version this instance does not read, an undecodable
+    /// payload), with nothing recorded or reported.
+    private func receive(_ envelope: Envelope.Received, from source: Source) -> String? {
+        let live = source == .live
         let origin = envelope.stream.origin
         if origin == core.origin {
             switch core.publisher.echo(of: envelope) {
             case .notSent:
                 core.report(.claimsOwnOrigin(wireName: envelope.wireName, sequence: envelope.sequence))
-                return
+                return nil
             case .again:
                 core.report(.duplicateDropped(origin: origin, sequence: envelope.sequence, conflicting: false))
-                return
+                return nil
             case .first:
                 // Serial publishes were dispatched at publish time; transactional ones now.
-                guard envelope.stream.transactional else { return }
+                guard envelope.stream.transactional else { return nil }
             }
         }
         if live, origin != core.origin, envelope.authenticated, let signedAt = envelope.signedAt {
             let since = state.withLock { $0.listeningSince }
             if let reason = core.freshness.staleness(signedAt: signedAt, now: Date(), listeningSince: since) {
                 core.report(.stale(origin: origin, sequence: envelope.sequence, reason: reason))
-                return
+                return nil
             }
         }
         // Signed and of this channel, but not for this instance: recorded (not a loss), not dispatched.
         let recordsRefusal = envelope.authenticated && origin != core.origin
-        guard let decode = core.registry.withLock({ $0.decoder(forWireName: envelope.wireName) }) else {
-            let issue = BridgeIssue.unknownWireName(envelope.wireName, origin: origin)
+        func refuse(_ issue: BridgeIssue) {
             if recordsRefusal { admit(envelope, refused: issue) } else { core.report(issue) }
-            return
+        }
+        let decode: Registry.Decode
+        switch core.registry.withLock({ $0.lookup(statedName: envelope.wireName) }) {
+        case .decode(let found):
+            decode = found
+        case .unknown:
+            refuse(.unknownWireName(envelope.wireName, origin: origin))
+            return nil
+        case .unreadable(let reason):
+            if source == .store { return reason }
+            refuse(
+                .undecodablePayload(
+                    wireName: envelope.wireName, origin: origin, error: RemoteBridgeError.unreadableVersion(reason)))
+            return nil
         }
         let event: Registry.Decoded
         do {
             event = try decode(envelope.data)
         } catch {
-            let issue = BridgeIssue.undecodablePayload(wireName: envelope.wireName, origin: origin, error: error)
-            if recordsRefusal { admit(envelope, refused: issue) } else { core.report(issue) }
-            return
+            if source == .store { return "\(envelope.wireName) did not decode: \(error)" }
+            refuse(.undecodablePayload(wireName: envelope.wireName, origin: origin, error: error))
+            return nil
         }
         if origin == core.origin {
             dispatch(event, envelope)
-            return
+            return nil
         }
         admit(envelope, event: event)
+        return nil
     }
 
     /// Records `envelope` in the duplicate window and reports what it revealed; then dispatches

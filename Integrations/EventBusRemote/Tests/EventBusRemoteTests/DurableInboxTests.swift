@@ -17,8 +17,8 @@ struct DurableInboxTests {
         let payloads = (1...10).map { n in
             envelope(origin: origin, sequence: UInt64(n), payload: #"{"from":"x","n":\#(n)}"#)
         }
-        let deliveries = await node.bridge.inbox.deliverAndWait(payloads)
-        #expect(deliveries == Array(repeating: .handled, count: 10))
+        let batch = await node.bridge.inbox.deliverAndWait(payloads)
+        #expect(batch == RemoteInbox.StoredBatch(handled: 10, held: nil))
         #expect(handled.events.map(\.n) == Array(1...10), "handled when it returned: \(handled.events.count) of 10")
     }
 

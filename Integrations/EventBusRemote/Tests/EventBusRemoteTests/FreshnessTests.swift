@@ -124,14 +124,14 @@ struct FreshnessTests {
             return
         }
         #expect(reason.contains("unsupported envelope version 2"), "\(reason)")
-        // A future version: refused by all, saying to upgrade.
-        network.inject(#"{"v":4,"o":"\#(UUID().uuidString)","s":1,"n":"test.ping.v1","p":{"from":"x","n":1}}"#)
+        // Two versions ahead: refused by all, saying to upgrade (one ahead is read: EventVersionTests).
+        network.inject(#"{"v":5,"o":"\#(UUID().uuidString)","s":1,"n":"test.ping.v1","p":{"from":"x","n":1}}"#)
         #expect(await reading.issues.wait { !$0.isEmpty })
         guard case .undecodableNotification(let future, _, _) = reading.issues.events.first else {
             Issue.record("expected undecodableNotification, got \(reading.issues.events)")
             return
         }
-        #expect(future.contains("version 4 is newer than this instance reads"), "\(future)")
+        #expect(future.contains("version 5 is newer than this instance reads"), "\(future)")
     }
 
     @Test("with a key, a version 2 envelope signed by an upgrading instance is read by one that accepts version 2")

@@ -51,6 +51,27 @@ struct PendingEventTests {
         #expect(throws: RemoteBridgeError.self) { try plain.bridge.seal(badName, binding: "any") }
     }
 
+    @Test(
+        "a pending event of a versioned type keeps its version (name@2, or the older shape it publishes) and seals; a malformed version is refused"
+    )
+    func versioned() async throws {
+        let network = InMemoryNetwork()
+        let (writer, _) = try await EventVersionTests.upgraded("writer", on: network)
+        let (stepOne, _) = try await EventVersionTests.upgraded("step-one", on: network, publishing: 1)
+        let (reader, orders) = try await EventVersionTests.upgraded("reader", on: network)
+        let pending = try writer.bridge.pendingEvent(for: Order(id: 1, carrier: "ups"), binding: "r")
+        let older = try stepOne.bridge.pendingEvent(for: Order(id: 2, carrier: "ups"), binding: "r")
+        #expect(pending.wireName == "test.order@2" && older.wireName == "test.order" && older.payload == #"{"id":2}"#)
+        try await writer.transport.send([try writer.bridge.seal(pending, binding: "r")])
+        try await writer.transport.send([try writer.bridge.seal(older, binding: "r")])
+        #expect(await orders.wait { $0 == [Order(id: 1, carrier: "ups"), Order(id: 2, carrier: "unknown")] })
+        for name in ["test.order@1", "test.order@02", "test.order@", "test.order@x"] {
+            let bad = RemoteBridge.PendingEvent(wireName: name, keyJSON: nil, contextJSON: nil, payload: "{}", mac: nil)
+            #expect(throws: RemoteBridgeError.self, "\(name)") { try writer.bridge.seal(bad, binding: "r") }
+        }
+        withExtendedLifetime((stepOne, reader)) {}
+    }
+
     @Test("an event too large for the transport however it is sealed, or unregistered, is refused when encoded")
     func tooLarge() async throws {
         let network = InMemoryNetwork()

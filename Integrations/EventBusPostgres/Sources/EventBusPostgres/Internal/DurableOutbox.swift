@@ -1,4 +1,5 @@
 import EventBusRemote
+import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import PostgresNIO
@@ -33,6 +34,42 @@ struct DurableOutbox: Sendable {
         /// that a batch whose acknowledgement a dying connection lost is not read again.
         var handled: Position?
         var schemaReady = false
+        /// The epoch of the consumer's lease this bridge holds, while it holds it: every claim and
+        /// acknowledgement is fenced by it.
+        var epoch: Int64?
+        /// The epoch of the last lease this bridge took, kept after it ends: a new one right after
+        /// it means nobody else held the consumer in between.
+        var lastEpoch: Int64?
+    }
+
+    /// This bridge's id as the owner of its consumer's lease.
+    let member = UUID()
+
+    /// The epoch of the lease held now; `leaseLost` if none (a statement must not run unfenced).
+    var epoch: Int64 {
+        get throws {
+            guard let epoch = state.withLockedValue({ $0.epoch }) else {
+                throw PostgresEventBridgeError.leaseLost(consumer: settings.consumer)
+            }
+            return epoch
+        }
+    }
+
+    /// Records the lease held (`nil`: none).
+    func setEpoch(_ epoch: Int64?) {
+        state.withLockedValue { $0.epoch = epoch }
+    }
+
+    /// Records the lease just taken; returns whether this bridge held the one before it (nobody
+    /// else read for the consumer in between).
+    func tookLease(_ epoch: Int64) -> Bool {
+        state.withLockedValue { state in
+            defer {
+                state.epoch = epoch
+                state.lastEpoch = epoch
+            }
+            return state.lastEpoch == epoch - 1
+        }
     }
 
     /// The NOTIFY payload that wakes durable receivers; it carries nothing else.
@@ -90,6 +127,22 @@ struct DurableOutbox: Sendable {
         """
         CREATE INDEX IF NOT EXISTS eventbus_schedule_done ON eventbus_schedule (channel, (coalesce(fired_at, cancelled_at)))
             WHERE fired_at IS NOT NULL OR cancelled_at IS NOT NULL
+        """,
+        // A consumer's lease (added later again: an existing table gets the columns at the next
+        // start; instances of the version before ignore them).
+        // Only when a column is missing: ALTER TABLE locks the table exclusively even when it has
+        // nothing to do, which would stall every consumer's claims at each start.
+        """
+        DO $$ BEGIN
+            IF NOT EXISTS (
+                SELECT 1 FROM pg_attribute
+                WHERE attrelid = 'eventbus_cursors'::regclass AND attname = 'lease_epoch' AND NOT attisdropped)
+            THEN
+                ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS owner uuid,
+                    ADD COLUMN IF NOT EXISTS lease_until timestamptz,
+                    ADD COLUMN IF NOT EXISTS lease_epoch bigint NOT NULL DEFAULT 0;
+            END IF;
+        END $$
         """,
     ]
 
@@ -203,43 +256,141 @@ struct DurableOutbox: Sendable {
     /// Reads and delivers every batch after `cursor` (from ``start(on:_:)``), then again at each
     /// wake-up or poll, until the task is cancelled or a statement fails (the connection is then
     /// replaced).
-    func receive(from cursor: Cursor, on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker)
+    ///
+    /// A batch, once claimed, runs to its acknowledgement even if the task is cancelled meanwhile
+    /// (a clean stop waits for it; each statement is still bounded by the statement timeout): a
+    /// stopped bridge never leaves a batch handled but unacknowledged, which its next run would
+    /// deliver again, nor claimed but unread, which it would announce as redelivered.
+    ///
+    /// First it takes the consumer's lease (standing by while another bridge holds it: see
+    /// `DurableOutbox+Lease.swift`), then reads from where the consumer's cursor is, renewing the
+    /// lease on `client` meanwhile; a stop gives the lease up once the last batch is acknowledged.
+    func receive(on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker, client: PostgresClient)
         async throws
     {
-        var (position, redeliverThrough) = (cursor.position, cursor.redeliverThrough)
+        let (epoch, continuing) = try await takeLease(on: connection, inbox, waker: waker)
+        var failure: (any Error)?
+        do {
+            let cursor = try await resume(on: connection, inbox, continuing: continuing)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await renewLease(epoch, client: client) }
+                group.addTask { try await deliverBatches(from: cursor, on: connection, into: inbox, waker: waker) }
+                defer { group.cancelAll() }
+                try await group.next()
+            }
+        } catch {
+            failure = error
+        }
+        if Task.isCancelled || failure is CancellationError {
+            // Stopped: every batch it delivered is acknowledged (see deliverBatches); hand over.
+            await Task { await releaseLease(epoch, client: client) }.value
+            return
+        }
+        if let failure { throw failure }
+    }
+
+    /// The reading loop of ``receive(on:into:waker:client:)``, from `cursor`, until cancelled.
+    private func deliverBatches(
+        from cursor: Cursor, on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker
+    ) async throws {
+        var progress = Progress(position: cursor.position, redeliverThrough: cursor.redeliverThrough)
         while !Task.isCancelled {
-            while true {
-                // The batch's last row as claimed: its rows that retention deleted meanwhile are
-                // counted as expired, so the cursor moves past them too.
-                guard let (rows, last, claimed) = try await read(after: position, on: connection) else { break }
-                if let through = redeliverThrough {
-                    let again = rows.count(where: { $0.position <= through })
-                    if again > 0 { inbox.redelivering(consumer: settings.consumer, count: again) }
-                    if last >= through { redeliverThrough = nil }
-                }
-                await inbox.deliverAndWait(rows.map(\.payload))
-                position = last
-                state.withLockedValue { $0.handled = last }
-                try await acknowledge(last, on: connection, inbox)
-                if claimed < settings.batchSize { break }
+            while !Task.isCancelled {
+                let current = progress
+                let (next, more) = try await Task { try await batch(current, on: connection, into: inbox) }.value
+                progress = next
+                if !more { break }
             }
             await waker.wait(atMost: settings.pollInterval)
         }
     }
 
-    /// The consumer's cursor, created (after the channel's last committed row) for a new consumer:
-    /// called before the receiver reports that it listens, so that every event published after
-    /// that is after the cursor.
-    func start(on connection: PostgresConnection, _ inbox: RemoteInbox) async throws -> Cursor {
-        try await ensureSchema(on: connection)
-        if let handled = state.withLockedValue({ $0.handled }) {
-            // Reconnected in the same process: what it handled is acknowledged, never read again.
-            try await acknowledge(handled, on: connection, inbox)
-            return Cursor(position: handled)
+    /// Where a receiver stands between batches.
+    struct Progress: Sendable {
+        /// The cursor: the last row acknowledged.
+        var position: Position
+        /// The end of a previous process's unacknowledged batch, while the cursor is before it.
+        var redeliverThrough: Position?
+        /// The last row announced as redelivered.
+        var announced: Position?
+        /// The row held last (reported once).
+        var heldAt: Position?
+    }
+
+    /// Claims, reads, delivers and acknowledges the next batch after `progress`; returns the
+    /// progress and whether a full batch was read (more may follow at once).
+    ///
+    /// A row this instance cannot decode (``RemoteInbox/deliverAndWait(_:)`` holds it: a newer
+    /// envelope or event version, a payload that does not decode) is never acknowledged: the cursor
+    /// moves to the row before it, the claim is released (back to what a previous process may have
+    /// delivered), the hold is reported once per row (`BridgeIssue.held`), and the row is read
+    /// again at the next wake-up or poll, nothing after it delivered meanwhile.
+    private func batch(_ progress: Progress, on connection: PostgresConnection, into inbox: RemoteInbox)
+        async throws -> (Progress, more: Bool)
+    {
+        var progress = progress
+        // The batch's last row as claimed: its rows that retention deleted meanwhile are counted
+        // as expired, so the cursor moves past them too.
+        guard let (rows, last, claimed) = try await read(after: progress.position, on: connection) else {
+            return (progress, false)
         }
+        if let through = progress.redeliverThrough {
+            let again = rows.filter { row in
+                row.position <= through && progress.announced.map { row.position > $0 } ?? true
+            }
+            if let newest = again.last {
+                inbox.redelivering(consumer: settings.consumer, count: again.count)
+                progress.announced = newest.position
+            }
+        }
+        let batch = await inbox.deliverAndWait(rows.map(\.payload))
+        guard let reason = batch.held else {
+            progress.position = last
+            if let through = progress.redeliverThrough, last >= through { progress.redeliverThrough = nil }
+            state.withLockedValue { $0.handled = last }
+            try await acknowledge(last, on: connection, inbox)
+            return (progress, claimed >= settings.batchSize)
+        }
+        if batch.handled > 0 { progress.position = rows[batch.handled - 1].position }
+        if let through = progress.redeliverThrough, progress.position >= through { progress.redeliverThrough = nil }
+        let position = progress.position
+        state.withLockedValue { $0.handled = position }
+        try await acknowledge(position, on: connection, inbox, releasingClaimTo: .some(progress.redeliverThrough))
+        let held = rows[batch.handled].position
+        if progress.heldAt != held {
+            progress.heldAt = held
+            logger.warning("consumer \(settings.consumer) holds at row \(held.id): \(reason)")
+            inbox.held(consumer: settings.consumer, reason: "row \(held.id): \(reason)")
+        }
+        return (progress, false)
+    }
+
+    /// Creates the consumer's cursor (after the channel's last committed row) if it is new: called
+    /// before the receiver reports that it listens, so that every event published after that is
+    /// after the cursor, whichever member of the consumer then holds its lease.
+    func start(on connection: PostgresConnection) async throws {
+        try await ensureSchema(on: connection)
+        guard try await statement({ try await storedCursor(on: connection) }) != nil else {
+            throw PostgresEventBridgeError.connectionClosed
+        }
+    }
+
+    /// Where the lease holder reads from. `continuing`: this bridge held the lease before this
+    /// one (it reconnected): from what it handled, acknowledged now if the stored cursor is behind
+    /// it, never read again, and no claim of its own announced as a redelivery. Otherwise from the
+    /// stored cursor, with the claim of a predecessor that died mid-batch.
+    func resume(on connection: PostgresConnection, _ inbox: RemoteInbox, continuing: Bool) async throws -> Cursor {
         let stored = try await statement { try await storedCursor(on: connection) }
-        guard let stored else { throw PostgresEventBridgeError.connectionClosed }
-        let (position, claimed, expired) = stored
+        guard let (position, claimed, expired) = stored else { throw PostgresEventBridgeError.connectionClosed }
+        if continuing {
+            let handled = state.withLockedValue { $0.handled }
+            if let handled, handled > position {
+                try await acknowledge(handled, on: connection, inbox)
+                return Cursor(position: handled)
+            }
+            if expired > 0 { try await acknowledge(position, on: connection, inbox) }
+            return Cursor(position: position)
+        }
         if expired > 0 {
             try await acknowledge(position, on: connection, inbox)
         }
@@ -313,11 +464,16 @@ struct DurableOutbox: Sendable {
                 SELECT xid, id FROM eventbus_outbox
                 WHERE channel = \(channel) AND (xid, id) > (\(String(position.xid))::xid8, \(position.id))
                     AND xid < pg_snapshot_xmin(pg_current_snapshot())
+                    AND EXISTS (
+                        SELECT 1 FROM eventbus_cursors k
+                        WHERE k.channel = \(channel) AND k.consumer = \(settings.consumer)
+                            AND k.owner = \(member) AND k.lease_epoch = \(epoch))
                 ORDER BY xid, id LIMIT \(settings.batchSize)),
             last AS (SELECT xid, id, (SELECT count(*) FROM batch) AS n FROM batch ORDER BY xid DESC, id DESC LIMIT 1),
             claim AS (
                 UPDATE eventbus_cursors c SET claimed_xid = last.xid, claimed_id = last.id FROM last
-                WHERE c.channel = \(channel) AND c.consumer = \(settings.consumer)
+                WHERE c.channel = \(channel) AND c.consumer = \(settings.consumer) AND c.owner = \(member)
+                    AND c.lease_epoch = \(epoch)
                     AND (c.claimed_xid IS NULL OR (c.claimed_xid, c.claimed_id) < (last.xid, last.id)))
             SELECT xid::text, id, n FROM last
             """, logger: logger)
@@ -350,31 +506,61 @@ struct DurableOutbox: Sendable {
 
     /// Moves the cursor to `position` (its claim too, if not beyond), and reports the rows that
     /// retention deleted before this consumer read them, counted since the last acknowledgement.
-    private func acknowledge(_ position: Position, on connection: PostgresConnection, _ inbox: RemoteInbox)
-        async throws
-    {
-        let expired = try await statement { try await acknowledgement(position, on: connection) }
+    ///
+    /// `releasingClaimTo`: used when a row after `position` is held (not decodable here). The
+    /// claim then goes back to what it must still cover: `redeliverThrough` (the end of a previous
+    /// process's unacknowledged batch, if beyond `position`), or nothing. Rows after `position` that
+    /// this process did not deliver are no longer claimed, so a successor does not announce them as
+    /// redelivered, and retention treats them as any unread row.
+    private func acknowledge(
+        _ position: Position, on connection: PostgresConnection, _ inbox: RemoteInbox,
+        releasingClaimTo redeliverThrough: Position?? = nil
+    ) async throws {
+        let expired = try await statement {
+            try await acknowledgement(position, releasingClaimTo: redeliverThrough, on: connection)
+        }
         if expired > 0 { inbox.expired(consumer: settings.consumer, count: Int(expired)) }
     }
 
-    /// The UPDATE of ``acknowledge(_:on:_:)``; returns the expired count it reset.
-    private func acknowledgement(_ position: Position, on connection: PostgresConnection) async throws -> Int64 {
+    /// The UPDATE of ``acknowledge(_:on:_:releasingClaimTo:)``; returns the expired count it reset.
+    private func acknowledgement(
+        _ position: Position, releasingClaimTo release: Position??, on connection: PostgresConnection
+    ) async throws -> Int64 {
+        // Numbers only (UInt64, Int64): written into the statement; an xid8 is cast from text.
+        let at = "('\(position.xid)'::xid8, \(position.id))"
+        let claim: String
+        switch release {
+        case .none:
+            claim = """
+                claimed_xid = CASE WHEN (c.claimed_xid, c.claimed_id) > \(at) THEN c.claimed_xid END,
+                claimed_id = CASE WHEN (c.claimed_xid, c.claimed_id) > \(at) THEN c.claimed_id END
+                """
+        case .some(.some(let kept)) where kept > position:
+            claim = "claimed_xid = '\(kept.xid)'::xid8, claimed_id = \(kept.id)"
+        case .some:
+            claim = "claimed_xid = NULL, claimed_id = NULL"
+        }
+        var bindings = PostgresBindings(capacity: 4)
+        bindings.append(channel)
+        bindings.append(settings.consumer)
+        bindings.append(member)
+        bindings.append(try epoch)
         let rows = try await connection.query(
-            """
-            WITH old AS (
-                SELECT expired FROM eventbus_cursors
-                WHERE channel = \(channel) AND consumer = \(settings.consumer) FOR UPDATE)
-            UPDATE eventbus_cursors c SET xid = \(String(position.xid))::xid8, id = \(position.id),
-                claimed_xid = CASE WHEN (c.claimed_xid, c.claimed_id) > (\(String(position.xid))::xid8, \(position.id))
-                    THEN c.claimed_xid END,
-                claimed_id = CASE WHEN (c.claimed_xid, c.claimed_id) > (\(String(position.xid))::xid8, \(position.id))
-                    THEN c.claimed_id END,
-                expired = c.expired - old.expired, updated_at = now()
-            FROM old WHERE c.channel = \(channel) AND c.consumer = \(settings.consumer)
-            RETURNING old.expired
-            """, logger: logger)
-        var expired: Int64 = 0
+            PostgresQuery(
+                unsafeSQL: """
+                    WITH old AS (
+                        SELECT expired FROM eventbus_cursors
+                        WHERE channel = $1 AND consumer = $2 AND owner = $3 AND lease_epoch = $4 FOR UPDATE)
+                    UPDATE eventbus_cursors c SET xid = '\(position.xid)'::xid8, id = \(position.id),
+                        \(claim),
+                        expired = c.expired - old.expired, updated_at = now()
+                    FROM old WHERE c.channel = $1 AND c.consumer = $2
+                    RETURNING old.expired
+                    """, binds: bindings), logger: logger)
+        var expired: Int64?
         for try await value in rows.decode(Int64.self) { expired = value }
+        // No row: another member took the lease over; this one must not move the cursor.
+        guard let expired else { throw PostgresEventBridgeError.leaseLost(consumer: settings.consumer) }
         return expired
     }
 

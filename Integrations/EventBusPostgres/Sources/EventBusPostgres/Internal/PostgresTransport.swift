@@ -130,14 +130,14 @@ struct PostgresTransport: RemoteTransport {
             try await connection.listen(on: channel) { notifications in
                 // Durable: listening already, so no wake-up is missed between reading and waiting;
                 // the cursor exists before the bridge says it listens.
-                let cursor = try await outbox?.start(on: connection, inbox)
+                try await outbox?.start(on: connection)
                 onListening()
                 let waker = Waker()
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await self.heartbeat(connection, inbox) }
-                    if let outbox, let cursor {
+                    if let outbox {
                         group.addTask {
-                            try await outbox.receive(from: cursor, on: connection, into: inbox, waker: waker)
+                            try await outbox.receive(on: connection, into: inbox, waker: waker, client: client)
                         }
                     }
                     group.addTask {

@@ -19,10 +19,21 @@ import Foundation
 ///
 /// Version 2 is version 3 without `ts`, its MAC over the envelope alone: read (and written) only as
 /// `RemoteBridge.Configuration.previousEnvelopeVersion` allows, for a rolling upgrade. Version 1
-/// (no MAC, one series) and any version above 3 are refused: a future version says so.
+/// (no MAC, one series) is refused.
+///
+/// **One step forward.** An instance also reads the version after its own (``newestReadable``):
+/// version 4 and every later version only add members, which a reader of the version before
+/// ignores, and keep the MAC's context (``macContext(version:channel:)``, with the stated
+/// version) and the meaning of every member above. A change that cannot keep that is made as the
+/// version two steps ahead, which readers one step behind refuse, and deployed by the protocol
+/// (publish the old version until every instance reads the new one). An envelope two or more
+/// versions ahead is refused as ``Parsed/newer(reason:)``: live, reported; from a durable store,
+/// held (never acknowledged), since an upgraded instance reads it.
 enum Envelope {
-    /// The version this package writes by default, and the newest it reads.
+    /// The version this package writes by default.
     static let version = 3
+    /// The newest version this package reads: one step ahead of what it writes.
+    static let newestReadable = version + 1
     /// The version before, read (and written) during a rolling upgrade.
     static let previousVersion = 2
 
@@ -30,6 +41,13 @@ enum Envelope {
     /// first, so no two channels give the same bytes). Empty for version 2.
     static func macContext(version: Int, channel: String) -> String {
         version >= 3 ? "eventbus.v\(version):\(channel.utf8.count):\(channel):" : ""
+    }
+
+    /// The encoder of payloads, keys and context headers: sorted keys, slashes unescaped.
+    static func payloadEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
     }
 
     /// The milliseconds since 1970 of `date`, as `ts` carries them.
@@ -87,6 +105,8 @@ enum Envelope {
         case event(Received)
         case invalid(reason: String)
         case unauthenticated(reason: String)
+        /// A version too new for this instance: an upgraded one reads it.
+        case newer(reason: String)
     }
 
     /// How a bridge writes its envelopes: the version, and the channel its MACs cover.
@@ -165,10 +185,10 @@ enum Envelope {
             }
             return .invalid(reason: "not an EventBus envelope")
         }
-        if stated > version {
-            return .invalid(
+        if stated > newestReadable {
+            return .newer(
                 reason:
-                    "envelope version \(stated) is newer than this instance reads (\(previousVersion) and \(version)): "
+                    "envelope version \(stated) is newer than this instance reads (\(previousVersion) to \(newestReadable)): "
                     + "upgrade it")
         }
         if stated < previousVersion || (stated == previousVersion && !acceptsPrevious) {

@@ -12,4 +12,13 @@ enum Names {
         }
         return allowed ? nil : "a wire name uses only letters, digits, '.', '-', '_' and ':'"
     }
+
+    /// Why `name` cannot be a wire name as an envelope states it, or `nil` if it can: a wire name,
+    /// followed for version 2 and later by `@` and the version (``Registry/statedName(_:version:)``).
+    static func statedWireNameProblem(_ name: String) -> String? {
+        guard let (base, _) = Registry.parse(statedName: name) else {
+            return "a wire name's version is '@' and a number from 2, without leading zeros"
+        }
+        return wireNameProblem(base)
+    }
 }

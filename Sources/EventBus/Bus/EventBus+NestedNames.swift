@@ -49,34 +49,6 @@ extension EventBus {
     /// ```
     public typealias DisposeBag = _EventBusModuleNames._DisposeBag
 
-    /// The ``/EventBus/JSONValue`` type, as `EventBus.JSONValue`.
-    ///
-    /// ```swift
-    /// let payload: EventBus.JSONValue = ["count": 3]
-    /// ```
-    public typealias JSONValue = _EventBusModuleNames._JSONValue
-
-    /// The ``/EventBus/JSONObject`` type, as `EventBus.JSONObject`.
-    ///
-    /// ```swift
-    /// let members: EventBus.JSONObject = ["count": 3]
-    /// ```
-    public typealias JSONObject = _EventBusModuleNames._JSONObject
-
-    /// The ``/EventBus/JSONArray`` type, as `EventBus.JSONArray`.
-    ///
-    /// ```swift
-    /// let elements: EventBus.JSONArray = [1, 2, 3]
-    /// ```
-    public typealias JSONArray = _EventBusModuleNames._JSONArray
-
-    /// The ``/EventBus/JSONEvent`` type, as `EventBus.JSONEvent`.
-    ///
-    /// ```swift
-    /// EventBus.shared.dispatch(EventBus.JSONEvent(id: "cart.updated", payload: ["count": 3]))
-    /// ```
-    public typealias JSONEvent = _EventBusModuleNames._JSONEvent
-
     /// The ``/EventBus/EventDelivery`` markers, as `EventBus.EventDelivery`.
     ///
     /// ```swift
@@ -163,10 +135,6 @@ public enum _EventBusModuleNames {
     public typealias _EventSubscribing = EventSubscribing
     public typealias _EventToken = EventToken
     public typealias _DisposeBag = DisposeBag
-    public typealias _JSONValue = JSONValue
-    public typealias _JSONObject = JSONObject
-    public typealias _JSONArray = JSONArray
-    public typealias _JSONEvent = JSONEvent
     public typealias _EventDelivery = EventDelivery
     public typealias _EventDeliveryStyle = EventDeliveryStyle
     public typealias _NonisolatedDelivery = NonisolatedDelivery

@@ -1,3 +1,5 @@
+public import EventBus
+
 /// A weakly typed event: an id, which is its ``eventType``, and a JSON payload.
 ///
 /// For modules that must not import each other's event types: they agree on ids and JSON

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import EventBus
+import EventBusJSON
 @testable import EventBusFoundation
 
 @Suite("JSONEvent and JSONValue", .offThePool)

@@ -1,8 +1,8 @@
+import EventBusJSON
 import Foundation
 import Testing
 
 @testable import EventBus
-import EventBusJSON
 @testable import EventBusFoundation
 
 /// Bugs found in review, each pinned by a test that failed before its fix.

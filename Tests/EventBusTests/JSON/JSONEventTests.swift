@@ -1,8 +1,8 @@
+import EventBusJSON
 import Foundation
 import Testing
 
 @testable import EventBus
-import EventBusJSON
 @testable import EventBusFoundation
 
 @Suite("JSONEvent and JSONValue", .offThePool)

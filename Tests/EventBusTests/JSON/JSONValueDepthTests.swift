@@ -1,8 +1,8 @@
 import Dispatch
+import EventBusJSON
 import Foundation
 import Testing
 
-import EventBusJSON
 @testable import EventBus  // test helpers only (defaultTimeout); JSONValue is used through its public API
 
 /// Issue 9, defect 10 (JSONValue part): a value nested 100,000 deep is compared, hashed, described

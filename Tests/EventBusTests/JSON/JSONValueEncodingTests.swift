@@ -1,8 +1,8 @@
+import EventBusJSON
 import Foundation
 import Testing
 
 @testable import EventBus
-import EventBusJSON
 
 /// `JSONValue(encoding:)` (issue 14): an `Encodable` value straight to a `JSONValue`, checked against
 /// what `JSONDecoder` makes of `JSONEncoder`'s output.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds both DocC catalogs with warnings as errors, so that every ``symbol`` link in the articles
-# and doc comments must resolve, and prints the abstract coverage of both:
+# Builds the DocC catalogs with warnings as errors, so that every ``symbol`` link in the articles
+# and doc comments must resolve, and prints the abstract coverage of each:
 #
 #   - Sources/EventBus/Documentation.docc against the EventBus symbol graph;
 #   - Sources/EventBusFoundation/Documentation.docc against the EventBusFoundation symbol graphs:
@@ -13,6 +13,8 @@
 #     links, ``/EventBus/SubscriberMaker/atQueue(_:)``, which DocC resolves in the core's archive,
 #     passed as a dependency (its experimental external link support, as swift-docc-plugin's combined
 #     documentation uses it).
+#   - Sources/EventBusJSON/Documentation.docc against the EventBusJSON symbol graphs, the same way
+#     (its deprecated `EventBus.JSONValue` aliases are an extension of the core's class).
 #
 #   scripts/check-docs.sh    (DOCS_SCRATCH_PATH=dir sets the build's scratch path; default .build-docs)
 set -euo pipefail
@@ -21,12 +23,15 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 scratch=${DOCS_SCRATCH_PATH:-.build-docs}
 
-# One build emits the graphs of EventBus and EventBusFoundation (and EventBusFoundation's extensions).
-swift build --target EventBusFoundation -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir \
-    -Xswiftc "$work/symbols" -Xswiftc -emit-extension-block-symbols --scratch-path "$scratch" \
-    >"$work/build.log" 2>&1 || { cat "$work/build.log"; echo "docs: FAIL (build)"; exit 1; }
-mkdir "$work/core" "$work/foundation"
+# Two builds emit the graphs of EventBus, EventBusFoundation and EventBusJSON (and their extensions).
+for target in EventBusFoundation EventBusJSON; do
+  swift build --target "$target" -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir \
+      -Xswiftc "$work/symbols" -Xswiftc -emit-extension-block-symbols --scratch-path "$scratch" \
+      >"$work/build.log" 2>&1 || { cat "$work/build.log"; echo "docs: FAIL (build)"; exit 1; }
+done
+mkdir "$work/core" "$work/foundation" "$work/json"
 mv "$work"/symbols/EventBusFoundation.symbols.json "$work"/symbols/EventBusFoundation@*.symbols.json "$work/foundation/"
+mv "$work"/symbols/EventBusJSON.symbols.json "$work"/symbols/EventBusJSON@*.symbols.json "$work/json/"
 mv "$work"/symbols/EventBus.symbols.json "$work/core/"
 for graph in "$work"/symbols/EventBus@*.symbols.json; do [ -e "$graph" ] && mv "$graph" "$work/core/"; done
 
@@ -49,4 +54,6 @@ convert() {
 convert EventBus "$work/core"
 core=$summary
 convert EventBusFoundation "$work/foundation" --dependency "$work/EventBus.doccarchive"
-echo "docs: both DocC catalogs built with no warnings; summaries: EventBus $core; EventBusFoundation $summary"
+foundation=$summary
+convert EventBusJSON "$work/json" --dependency "$work/EventBus.doccarchive"
+echo "docs: the DocC catalogs built with no warnings; summaries: EventBus $core; EventBusFoundation $foundation; EventBusJSON $summary"

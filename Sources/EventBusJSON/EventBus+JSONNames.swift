@@ -5,6 +5,13 @@ public import EventBus
 // they have a qualified name that works as it is, `EventBusJSON.JSONValue`: these aliases only
 // keep old code compiling, with a fix-it.
 
+/// The JSON types' old qualified names, `EventBus.JSONValue` and its siblings: deprecated aliases of
+/// ``JSONValue``, ``JSONObject``, ``JSONArray`` and ``JSONEvent``, whose own qualified names are
+/// `EventBusJSON.JSONValue` and so on.
+///
+/// ```swift
+/// let payload: EventBusJSON.JSONValue = ["count": 3]
+/// ```
 extension EventBus {
     /// The ``JSONValue`` type under its old qualified name; spell it `EventBusJSON.JSONValue`.
     ///

@@ -3,6 +3,12 @@
 // in the class, not in the module. These nested aliases make the qualified names resolve. The
 // generic `SubscriberMaker` and `EventStream` have none: an app rarely spells them, and a generic
 // alias would have to repeat their constraints.
+//
+// Swift 6.3's module selectors (SE-0491, no flag needed) name any of the module's declarations
+// without an alias: `EventBus::Event`, `EventBus::EventBus`. The aliases stay while the package
+// supports Swift 6.2 (its tools version), which has no selectors; `CompileChecks/QualifiedNames`
+// checks both spellings. JSON events have their own module, whose name qualifies them
+// (`EventBusJSON.JSONValue`).
 
 extension EventBus {
     /// The ``/EventBus/Event`` protocol, under a name that works where `Event` alone means another

@@ -6,8 +6,10 @@
 /// Every change composes that closure under this set's own lock, then hands it to the core, whose
 /// lock is taken inside this one (never the other way round: the core never calls here) and which
 /// releases the closure it replaces after unlocking. The closures a change lets go of are released
-/// after this lock too, so no deinit of what a tracer captured runs under either lock. Changes are
-/// serialized by this lock, so the core always ends up with the closure of the last change.
+/// after this lock too, so no deinit of what a tracer captured runs under either lock: what the
+/// core releases while this lock is held is only a composition, whose tracers this set (or the
+/// change's local) still holds. Changes are serialized by this lock, so the core always ends up
+/// with the closure of the last change.
 struct TracerSet: Sendable {
     /// What the bus calls with each record.
     typealias Tracer = @Sendable (TraceRecord) -> Void

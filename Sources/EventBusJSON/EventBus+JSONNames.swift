@@ -3,7 +3,8 @@ public import EventBus
 // `EventBus.JSONValue` and its siblings, from when JSON events were part of the `EventBus` module
 // (which needed nested aliases: the module and its main class share a name). In their own module
 // they have a qualified name that works as it is, `EventBusJSON.JSONValue`: these aliases only
-// keep old code compiling, with a fix-it.
+// keep old code compiling, with a warning that says what to write. A message, not `renamed:`:
+// that fix-it would replace the member name alone and write `EventBus.EventBusJSON.JSONValue`.
 
 /// The JSON types' old qualified names, `EventBus.JSONValue` and its siblings: deprecated aliases of
 /// ``JSONValue``, ``JSONObject``, ``JSONArray`` and ``JSONEvent``, whose own qualified names are
@@ -18,7 +19,7 @@ extension EventBus {
     /// ```swift
     /// let payload: EventBusJSON.JSONValue = ["count": 3]
     /// ```
-    @available(*, deprecated, renamed: "EventBusJSON.JSONValue")
+    @available(*, deprecated, message: "in the EventBusJSON module now: write EventBusJSON.JSONValue")
     public typealias JSONValue = EventBusJSON.JSONValue
 
     /// The ``JSONObject`` type under its old qualified name; spell it `EventBusJSON.JSONObject`.
@@ -26,7 +27,7 @@ extension EventBus {
     /// ```swift
     /// let members: EventBusJSON.JSONObject = ["ok": true]
     /// ```
-    @available(*, deprecated, renamed: "EventBusJSON.JSONObject")
+    @available(*, deprecated, message: "in the EventBusJSON module now: write EventBusJSON.JSONObject")
     public typealias JSONObject = EventBusJSON.JSONObject
 
     /// The ``JSONArray`` type under its old qualified name; spell it `EventBusJSON.JSONArray`.
@@ -34,7 +35,7 @@ extension EventBus {
     /// ```swift
     /// let elements: EventBusJSON.JSONArray = [1, 2]
     /// ```
-    @available(*, deprecated, renamed: "EventBusJSON.JSONArray")
+    @available(*, deprecated, message: "in the EventBusJSON module now: write EventBusJSON.JSONArray")
     public typealias JSONArray = EventBusJSON.JSONArray
 
     /// The ``JSONEvent`` type under its old qualified name; spell it `EventBusJSON.JSONEvent`.
@@ -42,6 +43,6 @@ extension EventBus {
     /// ```swift
     /// EventBus.shared.dispatch(EventBusJSON.JSONEvent(id: "cart.updated"))
     /// ```
-    @available(*, deprecated, renamed: "EventBusJSON.JSONEvent")
+    @available(*, deprecated, message: "in the EventBusJSON module now: write EventBusJSON.JSONEvent")
     public typealias JSONEvent = EventBusJSON.JSONEvent
 }

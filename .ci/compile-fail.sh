@@ -11,7 +11,7 @@
 #                 pass for the error we want;
 #   pass-*.swift  must compile, with warnings as errors.
 # The expected kind is the extended regex in the directory's `expected-errors.regex` if there is
-# one, else actor-isolation errors (CompileChecks/MainActorIsolation, issue 3). The fail-* files
+# one, else actor-isolation errors (CompileChecks/MainActorIsolation). The fail-* files
 # get the extra swiftc flags on the first line of the directory's `fail-flags`, if there is one
 # (`-warnings-as-errors`, for checks that a call site gets a warning).
 # Environment: SCRATCH_PATH (SwiftPM scratch path, default .build).

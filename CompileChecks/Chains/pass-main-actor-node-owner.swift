@@ -1,6 +1,7 @@
-// A main-actor object owns a MainActorEventNode as EventNodeOwner owns an EventNode (issue 32: the
-// error said the protocol requires 'eventNode: EventNode'): it mounts on its parent owner and its
-// owner-bound subscriptions get @MainActor handlers that receive it, `handle` included.
+// A main-actor object owns a MainActorEventNode as EventNodeOwner owns an EventNode (conforming a
+// main-actor owner to EventNodeOwner fails, saying the protocol requires 'eventNode: EventNode'): it
+// mounts on its parent owner and its owner-bound subscriptions get @MainActor handlers that
+// receive it, `handle` included.
 import EventBus
 
 @MainActor final class ListModel: MainActorEventNodeOwner {

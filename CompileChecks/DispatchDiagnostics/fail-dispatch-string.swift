@@ -1,6 +1,7 @@
 // MUST NOT COMPILE, with the Event diagnostic: a String is not an event. Expected, exactly:
-// "instance method 'dispatch' requires that 'String' conform to 'Event'" (issue 14, item 6), not
-// "cannot convert value of type 'String' to expected argument type 'Notification'".
+// "instance method 'dispatch' requires that 'String' conform to 'Event'", not the bridge's overload
+// speaking of Notification: "cannot convert value of type 'String' to expected argument type
+// 'Notification'".
 import EventBus
 import EventBusFoundation
 

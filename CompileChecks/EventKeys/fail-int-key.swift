@@ -1,5 +1,6 @@
 // MUST NOT COMPILE: an Int key would be an unrelated property, leaving the default `nil` key in
-// charge (issue 9, defect 8). Expected: "conformance of 'Int' to 'EventRoutingKey' is unavailable".
+// charge, so the event would silently route with no key. Expected: "conformance of 'Int' to
+// 'EventRoutingKey' is unavailable".
 import EventBus
 
 struct Page: Event {  // expected-error

@@ -1,6 +1,6 @@
 // MUST NOT COMPILE (with -warnings-as-errors; a warning otherwise): `ofType` on an event type that
-// declares no `eventType` would make a subscriber that never receives anything (issue 32: the
-// README's `ofType("42")` on `LoginEvent` compiled and silently never matched). Expected:
+// declares no `eventType` would make a subscriber that never receives anything (`ofType("42")` on
+// a `LoginEvent` with no key would compile and silently never match). Expected:
 // "'ofType' is deprecated: this event type declares no 'eventType'…".
 import EventBus
 

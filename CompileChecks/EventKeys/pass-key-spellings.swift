@@ -1,5 +1,6 @@
-// MUST COMPILE: every supported spelling of an event's key (issue 9, defect 8), and the code that
-// handles events generically or as `any Event`.
+// MUST COMPILE: every supported spelling of an event's key (`String?`, `String`, a stored property,
+// a protocol extension's, a `String`-backed enum), and the code that handles events generically or
+// as `any Event`.
 import EventBus
 
 struct NoKey: Event {}

@@ -1,5 +1,5 @@
 // MUST NOT COMPILE: the handler of an owner-bound subscription captures `self` strongly, which
-// would keep the owner (and the subscription) alive forever (issue 14, item 3). Expected:
+// would keep the owner (and the subscription) alive forever. Expected:
 // "'next' is unavailable: an owner-bound handler receives its owner…".
 import EventBus
 

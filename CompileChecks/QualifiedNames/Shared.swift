@@ -1,5 +1,5 @@
 // Declarations shared by every compile check in this directory: an app with types of its own
-// named like EventBus's (issue 14, item 5).
+// named like EventBus's (`Event`, `EventToken`, `DisposeBag`, `JSONValue`).
 import EventBus
 
 /// The app's own event type, unrelated to the bus.

@@ -1,6 +1,6 @@
 // MUST NOT COMPILE with -warnings-as-errors: an unowned subscription whose token is dropped lives
 // as long as the bus (the contract), so the call site gets a warning, "result of call to 'next' is
-// unused" (issue 14, item 4). Write `_ =` when that is what you mean.
+// unused". Write `_ =` when that is what you mean.
 import EventBus
 
 func wire(bus: EventBus) {

@@ -31,8 +31,8 @@ final class ProfileScreen: Sendable {
 ///
 /// Not `DispatchQueue.concurrentPerform` nor `DispatchQueue.global()`: on Linux their threads are
 /// the cooperative pool's, which the library's actor deliveries, in tests running at the same
-/// time, need (issue 41, finding 6). A serial queue of its own runs on a thread of Dispatch's
-/// overcommit pool instead.
+/// time, need to start (see `Tests/EventBusTests/Support/OffThePool.swift`). A serial queue of
+/// its own runs on a thread of Dispatch's overcommit pool instead.
 func onThreads(_ count: Int, within seconds: Int = 10, _ body: @escaping @Sendable (Int) -> Void) async -> Bool {
     let group = DispatchGroup()
     for index in 0..<count {

@@ -13,6 +13,12 @@
 /// leaves the thread pays one atomic load. With one, each such delivery pays a lock acquisition
 /// (the propagator is read under the bus's lock), ``capture()`` and ``restore(_:for:_:)``.
 ///
+/// A propagator calls each body it is given exactly once. The bus holds it to that: if `restore`
+/// returns without calling its body, the bus calls it afterwards, without the context; if it calls
+/// it again, the second call returns at once, and the handler does not run twice. Either is a bug
+/// in the propagator, which debug builds report on standard error (`EventBus: the context
+/// propagator … called its body twice …`).
+///
 /// Nothing changes on dispose: a delivery to a disposed subscription does not start, and its
 /// captured value is released with it. `Integrations/EventBusTracing` binds this to
 /// swift-distributed-tracing's `ServiceContext`.
@@ -38,7 +44,8 @@
 /// ```
 public protocol EventContextPropagator: Sendable {
     /// The context of the calling task or thread, to be restored around the delivery; `nil` if
-    /// there is none to carry (the delivery then runs as if no propagator were set).
+    /// there is none to carry: the delivery then runs with no context, as if no propagator were set
+    /// (a stream's loop body inside ``withoutContext(for:isolation:_:)``).
     ///
     /// Called on the dispatching thread, with no lock held, once for each delivery that leaves it.
     /// It must be fast and must not call into the bus.
@@ -52,8 +59,9 @@ public protocol EventContextPropagator: Sendable {
     /// delivery) made current again.
     ///
     /// Called on the thread that runs the delivery (the subscription's queue, the main queue, the
-    /// bus queue), with no lock held. Call `body` exactly once; if it is not called, the bus calls it
-    /// afterwards, with no context.
+    /// bus queue, an actor's executor), with no lock held. Call `body` exactly once: if it is not
+    /// called, the bus calls it afterwards, with no context; a second call returns at once without
+    /// running the handler again. Debug builds report either on standard error.
     ///
     /// ```swift
     /// func restore(_ context: any Sendable, for delivery: EventContextDelivery, _ body: () -> Void) {
@@ -63,7 +71,8 @@ public protocol EventContextPropagator: Sendable {
     func restore(_ context: any Sendable, for delivery: EventContextDelivery, _ body: () -> Void)
 
     /// ``restore(_:for:_:)`` around an asynchronous body: the loop body of
-    /// ``EventStream/consume(isolation:_:)``, run in the consuming task, on `isolation`.
+    /// ``EventStream/consume(isolation:_:)``, run in the consuming task, on `isolation`. The same
+    /// rule holds: call `body` exactly once.
     ///
     /// ```swift
     /// func restore(
@@ -76,6 +85,28 @@ public protocol EventContextPropagator: Sendable {
     func restore(
         _ context: any Sendable, for delivery: EventContextDelivery, isolation: isolated (any Actor)?,
         _ body: () async -> Void
+    ) async
+
+    /// Runs `body` with no context current: the state of code that has none, as the dispatcher of
+    /// this delivery had none (``capture()`` returned `nil`, or no propagator was set when it
+    /// dispatched).
+    ///
+    /// The bus calls it in ``EventStream/consume(isolation:_:)``, in the consuming task, on
+    /// `isolation`, where that task may have a context of its own: the loop body of an event
+    /// dispatched with no context then runs with none, as a queued handler does, not with the
+    /// consumer's. Call `body` exactly once. The default runs `body` as it is (the consuming task's
+    /// own context stays current): implement it when a task can hold a context of yours, as
+    /// ``TaskLocalContextPropagator`` does (it binds `nil`, or a non-optional task-local's default).
+    ///
+    /// ```swift
+    /// func withoutContext(
+    ///     for delivery: EventContextDelivery, isolation: isolated (any Actor)?, _ body: () async -> Void
+    /// ) async {
+    ///     await RequestID.$current.withValue(nil, operation: body)
+    /// }
+    /// ```
+    func withoutContext(
+        for delivery: EventContextDelivery, isolation: isolated (any Actor)?, _ body: () async -> Void
     ) async
 
     /// `context` as text headers, to cross a process boundary: what a remote bridge
@@ -100,6 +131,17 @@ public protocol EventContextPropagator: Sendable {
 }
 
 extension EventContextPropagator {
+    /// Runs `body` as it is: the consuming task's own context, if it has one, stays current.
+    ///
+    /// ```swift
+    /// await propagator.withoutContext(for: delivery, isolation: nil) { print("no context of ours") }
+    /// ```
+    public func withoutContext(
+        for delivery: EventContextDelivery, isolation: isolated (any Actor)?, _ body: () async -> Void
+    ) async {
+        await body()
+    }
+
     /// No headers: the context does not leave the process.
     ///
     /// ```swift

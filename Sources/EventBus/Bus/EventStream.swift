@@ -35,6 +35,12 @@ public struct EventStream<E: Sendable>: AsyncSequence, Sendable {
     /// restored around each call when the bus has a ``EventBus/contextPropagator``: the way to
     /// consume a stream whose handlers should continue the dispatcher's trace.
     ///
+    /// Each call runs with its own event's dispatcher's context, never the consuming task's: for an
+    /// event dispatched with no context, the propagator's
+    /// ``EventContextPropagator/withoutContext(for:isolation:_:)`` runs `body` (a
+    /// ``TaskLocalContextPropagator`` binds `nil`, or its task-local's default). With no propagator,
+    /// `body` runs in the consuming task's own context, as a `for await` loop's body does.
+    ///
     /// `body` runs on `isolation`, the caller's actor by default. The subscription ends when this
     /// returns, as after a `for await` loop.
     ///
@@ -45,7 +51,7 @@ public struct EventStream<E: Sendable>: AsyncSequence, Sendable {
     /// ```
     public func consume(isolation: isolated (any Actor)? = #isolation, _ body: (E) async -> Void) async {
         while let entry = await consumer.next() {
-            await BusCore.withContext(
+            await consumer.core.withContext(
                 entry.receipt.context,
                 EventContextDelivery(entry.event, hop: .stream, subscriptionID: consumer.token.id),
                 isolation: isolation
@@ -122,7 +128,7 @@ final class EventStreamFeed<E: Sendable>: Sendable {
 private final class EventStreamConsumer<E: Sendable>: Sendable {
     let lane: MailboxLane<E>
     let token: EventToken
-    private let core: BusCore
+    let core: BusCore
 
     init(lane: MailboxLane<E>, token: EventToken, core: BusCore) {
         self.lane = lane

@@ -304,8 +304,7 @@ public final class EventNode: EventConfigurable, Sendable {
             }
             if interest.second {
                 // After a stop or a drop, only the monitors' walk (as a bus dispatch's after a stop).
-                let tally = core.post(
-                    at: event, key: event.pointee.routingKey, ending == nil ? .all : .monitors(upTo: .max))
+                let tally = core.post(at: event, key: event.pointee.routingKey, monitorsOnly: ending != nil)
                 reached = tally.reached
                 if ending == nil && tally.isStopped { ending = .stopped(atDepth: depth, delivered: 0) }
             }

@@ -165,6 +165,12 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
             /// It arrived stopped or dropped: only this node's monitors saw it.
             case ended
 
+            /// `passed`, `stopped`, `dropped` or `after its end`: what ``ChainHop``'s description
+            /// appends when the event did not simply pass.
+            ///
+            /// ```swift
+            /// print(TraceRecord.ChainHop.Status.stopped)   // stopped
+            /// ```
             public var description: String {
                 switch self {
                 case .passed: "passed"
@@ -188,6 +194,13 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
         /// What happened to the event here.
         public let status: Status
 
+        /// `ChatMessage at Cell (depth 0): 2 delivered`, with `, stopped`, `, dropped` or
+        /// `, after its end` when the event did not pass the node.
+        ///
+        /// ```swift
+        /// cell.tracer = { if case .chainHop(let hop) = $0 { print(hop) } }
+        /// // ChatMessage at Cell (depth 0): 2 delivered, stopped
+        /// ```
         public var description: String {
             var line = "\(typeName) at \(node) (depth \(depth)): \(delivered) delivered"
             if status != .passed { line += ", \(status)" }
@@ -195,6 +208,13 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
         }
     }
 
+    /// One line per record, as the tracer prints it: `dispatched LoginEvent: 1 delivered, 0 enqueued`,
+    /// `subscribed #1 …`, `ended #1 …`, `dead event …`, `handler error: …`, `chain hop …`,
+    /// `dropped …`.
+    ///
+    /// ```swift
+    /// bus.tracer = { record in print(record) }   // the description of each record
+    /// ```
     public var description: String {
         switch self {
         case .dispatched(let dispatched): "\(dispatched)"

@@ -10,8 +10,7 @@ extension EventBus {
     /// let current = bus.sticky(LoginEvent.self)   // LoginEvent(userID: "42")
     /// ```
     public func sticky<E: Event>(_ type: E.Type, ofType key: String? = nil) -> E? {
-        core.withRegistry { registry in registry.latestSticky(of: type, key: key) }
-            ?? nil
+        core.latestSticky(of: type, key: key)
     }
 
     /// Every sticky event kept for `type` and `key` (`nil`: the events without a key), oldest
@@ -22,7 +21,7 @@ extension EventBus {
     /// let recent = bus.stickyEvents(LoginEvent.self)
     /// ```
     public func stickyEvents<E: Event>(_ type: E.Type, ofType key: String? = nil) -> [E] {
-        core.withRegistry { registry in registry.stickyEvents(of: type, key: key) }
+        core.stickyEvents(of: type, key: key)
     }
 
     /// Removes and returns the latest sticky event kept for `type` and `key` (`nil`: the events
@@ -33,8 +32,7 @@ extension EventBus {
     /// if let pending = bus.takeSticky(LoginEvent.self) { print("handling", pending.userID) }
     /// ```
     public func takeSticky<E: Event>(_ type: E.Type, ofType key: String? = nil) -> E? {
-        core.withRegistry { registry in registry.takeSticky(of: type, key: key) }
-            ?? nil
+        core.takeSticky(of: type, key: key)
     }
 
     /// Removes the sticky events kept for `type` and `key` (`nil`: the events without a key);
@@ -48,7 +46,7 @@ extension EventBus {
     /// ```
     @discardableResult
     public func removeSticky<E: Event>(_ type: E.Type, ofType key: String? = nil) -> Int {
-        core.withRegistry { registry in registry.removeSticky(of: type, key: key) }
+        core.removeSticky(of: type, key: key)
     }
 
     /// Removes every sticky event of every type from the bus.

@@ -12,8 +12,8 @@
 public struct Supertype<E: Event>: Sendable {
     /// The supertype.
     let typeID: ObjectIdentifier
-    /// Delivers the event as the supertype, if the supertype has subscribers.
-    let deliver: @Sendable (E, inout SupertypeDelivery) -> Void
+    /// The event as the supertype, boxed for the dispatch's walks of the supertype's subscribers.
+    let value: @Sendable (E) -> SubjectBox
 
     /// Delivers the event as `type` too, converted by `convert` (usually `{ $0 }`, an upcast the
     /// compiler checks).
@@ -28,9 +28,6 @@ public struct Supertype<E: Event>: Sendable {
     /// }
     /// ```
     public static func `as`<S: Sendable>(_ type: S.Type, _ convert: @escaping @Sendable (E) -> S) -> Supertype<E> {
-        Supertype(typeID: ObjectIdentifier(S.self)) { event, delivery in
-            guard delivery.hasSubscribers(S.self) else { return }
-            delivery.deliver(convert(event), as: S.self)
-        }
+        Supertype(typeID: ObjectIdentifier(S.self)) { event in SubjectValue(convert(event)) }
     }
 }

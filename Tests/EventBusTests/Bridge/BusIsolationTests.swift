@@ -8,8 +8,9 @@ extension Notification.Name {
     fileprivate static let isolation = Notification.Name("EventBusTests.isolation")
 }
 
-/// Issue 14: two buses made with `init()` are independent, and the bridge adds nothing to the
-/// notifications it posts.
+/// Two buses made with `init()` are independent through the NotificationCenter bridge (each has a
+/// private center: a dispatch on one reaches none of the other's subscribers), and the bridge adds
+/// nothing to the notifications it posts.
 @Suite("Bus isolation through the NotificationCenter bridge", .offThePool)
 struct BusIsolationTests {
     struct Ping: Event { let id: String }

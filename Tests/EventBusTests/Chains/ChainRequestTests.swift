@@ -1,7 +1,10 @@
 import EventBus
 import Testing
 
-/// Issue 10, semantic 4: typed requests up a chain.
+/// Typed requests up a chain: the first answerer up the route answers (`.pass` goes on, in route
+/// then registration order); no answerer is a typed error naming the request and the route; an
+/// answerer's error is the request's; a synchronous request that meets an async answerer first
+/// throws rather than skip it, and the async request awaits async answerers in turn.
 @Suite("Chains: requests", .offThePool)
 struct ChainRequestTests {
     struct FetchChannelID: Request {

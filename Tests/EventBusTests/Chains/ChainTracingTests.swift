@@ -1,8 +1,8 @@
 import EventBus
 import Testing
 
-/// Issue 10 §8 and issue 12: what a chain node shows of itself (its subscriptions) and reports to
-/// its tracer (chain hops, subscriptions made and ended, handler errors).
+/// What a chain node shows of itself (its subscriptions) and reports to its tracer (chain hops,
+/// subscriptions made and ended, handler errors).
 @Suite("Chains: introspection and tracing", .offThePool)
 struct ChainTracingTests {
     struct Liked: Event { var id = 0 }

@@ -2,7 +2,10 @@ import Dispatch
 import EventBus
 import Testing
 
-/// DESIGN §10 and issue 10: event chains. Each numbered semantic of the issue has a test here.
+/// Event chains (DESIGN §10), by the number that prefixes each test's name: 1 the route (bottom-up,
+/// fixed when the post starts; mounts, weak and provided parents), 2 interceptors (forward, drop,
+/// stop), 3 the outcome, 5 queued observers, 6 re-entrancy and bus interplay, 7 tokens and
+/// lifetimes, 8 describing the tree.
 @Suite("Chains: routing, interceptors, stop, outcome", .offThePool)
 struct EventChainTests {
     struct Liked: Event {

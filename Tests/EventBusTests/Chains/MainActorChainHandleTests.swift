@@ -3,8 +3,9 @@ import Testing
 
 @testable import EventBus
 
-/// Issue 10, semantic 3 on a main-actor chain: `@MainActor` `handle`, whose `.stop` ends the
-/// nodes above (the post always runs on the main queue).
+/// `handle` on a main-actor chain: a `@MainActor` `handle`'s `.stop` ends its node's later
+/// handlers and the nodes above (the post always runs on the main queue); owner-bound and throwing
+/// forms; off the main queue the handler is enqueued and its stop does not apply.
 @Suite("Chains: handle on main-actor nodes", .offThePool)
 struct MainActorChainHandleTests {
     struct BackTapped: Event { var id = 0 }

@@ -3,8 +3,10 @@ import Testing
 
 @testable import EventBus
 
-/// Issue 10, semantic 4 on a main-actor chain: `async` `@MainActor` answerers and the awaiting
-/// request.
+/// Requests on a main-actor chain: an `async` `@MainActor` answerer answers a request awaited from
+/// below, on the main actor; async and synchronous answerers run in route order (`.pass` goes on);
+/// the synchronous request that meets an async answerer first throws `asyncAnswerer`; each answer
+/// closure and request form picks its own overload.
 @Suite("Chains: main-actor requests and async answerers", .offThePool)
 @MainActor
 struct MainActorChainRequestTests {

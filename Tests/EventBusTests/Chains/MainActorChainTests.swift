@@ -3,7 +3,9 @@ import Testing
 
 @testable import EventBus
 
-/// Issue 10, semantic 5: a main-actor chain, and the routes table (issue 10's strategy table).
+/// A main-actor chain: `@MainActor` handlers, interceptors and answerers run in the post, in route
+/// order; owners mount on owners; a provided parent follows a view tree; a post from another thread
+/// hops to the main queue in call order; and `routes(owner:)`, the owner-bound table of routes.
 @Suite("Chains: main-actor nodes and route tables", .offThePool)
 struct MainActorChainTests {
     struct Liked: Event { var id = 0 }

@@ -86,7 +86,7 @@ struct PoolProbeTests {
         // The library's drain starts as `Task.detached` on the pool, then hops onto the actor:
         // with the pool held it does not start. When the drain starts on the actor's executor
         // instead, this known issue stops being recorded and the probe fails: drop the wrapper.
-        withKnownIssue("an actor delivery needs a free pool thread to start its drain (issue 41, finding 6)") {
+        withKnownIssue("an actor delivery needs a free pool thread to start its drain") {
             #expect(deliveredWhileHeld, "the delivery to an actor on its own queue ran while the pool was held")
         }
         print("probe: releasing at", ms())

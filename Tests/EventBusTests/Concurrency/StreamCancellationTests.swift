@@ -3,7 +3,7 @@ import Testing
 
 @testable import EventBus  // test helpers only (Shared, AsyncWait); the bus is used through its public API
 
-/// Issue 9, defect 7: cancelling the task that consumes a stream from the bus ends the
+/// Cancelling the task that consumes a stream from the bus ends the
 /// subscription (DESIGN §4): once `cancel()` has returned, no event dispatched afterwards reaches
 /// the consumer — even one that was busy in its loop body when it was cancelled, and so was not
 /// waiting in `next()`.

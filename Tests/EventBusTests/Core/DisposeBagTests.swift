@@ -3,7 +3,7 @@ import Testing
 
 @testable import EventBus  // test helpers only (concurrently); the bus and the bag are used through their public API
 
-/// Issue 9, defect 6: a `DisposeBag` forgets tokens that were disposed some other way, so that a
+/// A `DisposeBag` forgets tokens that were disposed some other way, so that a
 /// long-lived bag does not grow (DESIGN §3), and it does so without waiting for a later insert.
 @Suite("DisposeBag forgets tokens disposed elsewhere", .tags(.stress), .offThePool)
 struct DisposeBagForgettingTests {

@@ -2,7 +2,7 @@ import Testing
 
 @testable import EventBus  // test helpers only (Shared); events are declared and routed through the public API
 
-/// Issue 9, defect 8: an event's secondary key routes whatever its supported spelling — `String?`,
+/// An event's secondary key routes whatever its supported spelling — `String?`,
 /// the natural non-optional `String`, a stored property, a protocol extension's, a `String`-backed
 /// enum — and no declaration means no key (DESIGN §2). A key of a wrong type does not compile:
 /// see CompileChecks/EventKeys.

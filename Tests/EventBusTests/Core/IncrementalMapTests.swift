@@ -2,7 +2,7 @@ import Testing
 
 @testable import EventBus  // `IncrementalMap`, internal
 
-/// The map behind a bucket's keys and a bag's tokens (issue 29, defect 5), without a bus or a
+/// The map behind a bucket's keys and a bag's tokens, without a bus or a
 /// thread: it agrees with a `Dictionary`, shrinks after a peak, and resizes a bounded number of
 /// entries per operation.
 @Suite("IncrementalMap: a hash map that resizes a few entries per operation", .offThePool)

@@ -2,7 +2,7 @@ import Testing
 
 @testable import EventBus  // `bus.index`'s and the bag's storage sizes
 
-/// Issue 29, defect 5: memory comes back after a peak (DESIGN §5: "keyed maps, slot pages and
+/// Memory comes back after a peak (DESIGN §5: "keyed maps, slot pages and
 /// bags shrink with bounded work per operation (a progressive rehash into a smaller table), never
 /// one O(N) pause").
 ///

@@ -2,7 +2,7 @@ import Testing
 
 @testable import EventBus  // `PageSet`, internal
 
-/// The set of slot pages with room (issue 29, defect 5), without a bus: its lowest member agrees
+/// The set of slot pages with room, without a bus: its lowest member agrees
 /// with a `Set`'s as it grows through several levels of words.
 @Suite("PageSet: the lowest page with room, in levels of 64", .offThePool)
 struct PageSetTests {

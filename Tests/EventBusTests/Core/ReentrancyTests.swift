@@ -118,7 +118,7 @@ struct ReentrancyTests {
         }
 
         /// The bytes of stack a level of nested dispatch may take on Linux x86_64, as "Guarantees"
-        /// states them: under 512 in a release build (issue 29; 480 measured), 640 owner-bound plus
+        /// states them: under 512 in a release build (480 measured), 640 owner-bound plus
         /// 5 %; 4.6 and 5.8 KiB in a debug build (4,624 and 5,856 measured).
         var bytesPerLevel: Int {
             #if DEBUG

@@ -3,8 +3,8 @@ import Testing
 
 @testable import EventBus
 
-/// Issue 41, finding 2 and point 4: bounds and policies, one spelling for every mode that leaves
-/// the dispatching thread; nothing is dropped silently.
+/// Bounds and policies, one spelling for every mode that leaves the dispatching thread; nothing is
+/// dropped silently.
 @Suite("Flow control: bounds, drops and back-pressure", .offThePool)
 struct BufferingTests {
     struct Tick: Event {

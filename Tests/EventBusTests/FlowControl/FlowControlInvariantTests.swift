@@ -3,7 +3,7 @@ import Testing
 
 @testable import EventBus
 
-/// Issue 41, point 4: nothing is dropped silently. Under load — 4 producers, subscriptions of every
+/// Nothing is dropped silently. Under load — 4 producers, subscriptions of every
 /// off-thread mode and bound, disposes, actor deaths, a cancelled stream and a bus released with
 /// deliveries waiting — every delivery offered to a mailbox is accounted for, exactly:
 /// offered = delivered + dropped + pending + ended unrun.

@@ -3,7 +3,7 @@ import Testing
 
 @testable import EventBus
 
-/// Issue 41, findings 3 and 4: one mailbox per (actor, bus) and per (queue, bus), shared by their
+/// One mailbox per (actor, bus) and per (queue, bus), shared by their
 /// subscriptions, in dispatch order; a drain runs a bounded batch and leaves the actor; it runs at
 /// the priority of the highest delivery waiting.
 @Suite("Flow control: order across an actor's subscriptions, bounded batches, priority", .offThePool)

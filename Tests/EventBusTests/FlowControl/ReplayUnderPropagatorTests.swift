@@ -3,10 +3,11 @@ import Testing
 
 @testable import EventBus
 
-/// Issue 41, finding 1: a replay enqueued while the bus held its lock captured the context there
-/// (the propagator is read under that lock, and `capture()` is user code): a debug build trapped
-/// ("re-entrant use of a bus lock"), a release build hung every later call on the bus. Nothing
-/// that enqueues runs under the bus's lock now.
+/// A replaying subscription that enqueues (a queue, an actor, the main actor off the main queue, a
+/// stream) on a bus with a context propagator: the replay is delivered, before the live events, and
+/// the bus stays usable, because nothing that enqueues runs under the bus's lock (capturing the
+/// context there reads the propagator under that lock and calls user code: a debug build traps,
+/// "re-entrant use of a bus lock", and a release build hangs every later call on the bus).
 @Suite("Flow control: a replay enqueued with a context propagator set", .offThePool)
 struct ReplayUnderPropagatorTests {
     struct Kept: Event {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import EventBus
 
-// Edge cases of the delivery policies (issue 11) beyond what greenrobot's tests cover: stops in
+// Edge cases of the delivery policies beyond what greenrobot's tests cover: stops in
 // fan-outs larger than a dispatch chunk (32), priorities with keys, stops and supertypes, sticky
 // policies under concurrency and a manual clock, dead events, throwing handlers off the
 // dispatching thread, and disposal from inside a `handle` handler.

@@ -5,7 +5,7 @@ import Testing
 
 @testable import EventBus  // test helpers only (defaultTimeout); JSONValue is used through its public API
 
-/// Issue 9, defect 10 (JSONValue part): a value nested 100,000 deep is compared, hashed, described
+/// A `JSONValue` nested 100,000 deep is compared, hashed, described
 /// and released without recursion, on a thread with a small stack; coding is bounded by
 /// `JSONValue.maximumCodingDepth` and fails with an error instead of overflowing the stack.
 @Suite("JSONValue nested deeply", .offThePool)

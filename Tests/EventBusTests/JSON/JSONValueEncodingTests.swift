@@ -4,7 +4,7 @@ import Testing
 
 @testable import EventBus
 
-/// `JSONValue(encoding:)` (issue 14): an `Encodable` value straight to a `JSONValue`, checked against
+/// `JSONValue(encoding:)`: an `Encodable` value straight to a `JSONValue`, checked against
 /// what `JSONDecoder` makes of `JSONEncoder`'s output.
 @Suite("JSONValue(encoding:)", .offThePool)
 struct JSONValueEncodingTests {

@@ -7,7 +7,7 @@ import Testing
     import Darwin
 #endif
 
-/// Issue 9, defect 1: owners of main-actor and `atQueue(.main)` subscriptions (view controllers,
+/// Owners of main-actor and `atQueue(.main)` subscriptions (view controllers,
 /// view models) must only ever be deallocated on the main queue, whatever other threads do to the
 /// bus meanwhile (DESIGN §5: "Owners of main-actor and `atQueue(.main)` subscriptions are only ever
 /// released on the main queue").

@@ -37,7 +37,7 @@ struct RegistryModelTests {
             let handle = registry.subscribe(primary, of: E.self, traits: traits, bus: bus)
             // Owners the sweep picked: checked, none reclaimed from here (they live).
             var after = registry.takeAfterUnlock()
-            after.perform(in: bus.core)
+            bus.core.perform(&after)
             return handle
         }
 
@@ -45,41 +45,41 @@ struct RegistryModelTests {
             registry.tick(.dispose)
             let ended = registry.end(handle, reason: .disposed)
             var after = registry.takeAfterUnlock()
-            after.perform(in: bus.core)
+            bus.core.perform(&after)
             return ended
         }
 
         mutating func tick() {
             registry.tick(.dispatch)
             var after = registry.takeAfterUnlock()
-            after.perform(in: bus.core)
+            bus.core.perform(&after)
         }
 
         /// A sticky dispatch of `event` nobody subscribes to: the registry keeps it as `policy` says.
         mutating func storeSticky(_ event: Kept, _ policy: StickyPolicy) {
-            let request = BusCore.DispatchRequest(bus: bus, sticky: StickyDispatch(policy, for: Kept.self))
+            let request = DispatchRequest(bus: bus, sticky: StickyDispatch(policy, for: Kept.self))
             withUnsafeTemporaryAllocation(
-                of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.firstChunkCapacity
+                of: Unmanaged<SubscriptionNode>.self, capacity: Dispatch.firstChunkCapacity
             ) { chunk in
-                var plan = DispatchPlan(includingUnkeyed: true, chunk: chunk)
+                var dispatch = Dispatch(request, chunk: chunk)
                 let start = withUnsafePointer(to: event) {
-                    registry.beginDispatch($0, key: event.key, request, ticks: 1, plan: &plan)
+                    registry.beginDispatch($0, key: event.key, request, ticks: 1, &dispatch)
                 }
-                #expect(!plan.foundSubscribers && start.held == 0)
+                #expect(dispatch.count == 0 && start.held == 0)
             }
         }
 
         /// Performs what the operations so far left for after the lock.
         mutating func settle() {
             var after = registry.takeAfterUnlock()
-            after.perform(in: bus.core)
+            bus.core.perform(&after)
         }
 
         /// The ids of the subscriptions in the ring of owned ones, one full turn of it.
         mutating func ownedRing() -> Set<UInt64> {
             registry.pickForPurge(limit: registry.ownedCount, onMain: true)
             var after = registry.takeAfterUnlock()
-            defer { after.perform(in: bus.core) }  // owners alive: nothing reclaimed
+            defer { bus.core.perform(&after) }  // owners alive: nothing reclaimed
             return Set(after.pickedIDs)
         }
     }

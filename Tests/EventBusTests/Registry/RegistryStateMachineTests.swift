@@ -48,28 +48,38 @@ struct RegistryStateMachineTests {
         /// Performs it, as the executor does after unlocking.
         func settle() {
             var after = registry.takeAfterUnlock()
-            after.perform(in: bus.core)
+            bus.core.perform(&after)
         }
 
-        /// Begins a dispatch of `event` and, if its route is the plan, delivers along it (two
-        /// subscribers at most: the plan's last chunk, so no other step of the registry is needed).
+        /// Begins a dispatch of `event` and, if its route is to subscribers, steps it to its end as
+        /// the core's loop does: deliver the chunk, advance the registry, until it is done.
         func dispatch<E: Event>(
-            _ event: E, _ request: BusCore.DispatchRequest
+            _ event: E, _ request: DispatchRequest
         ) -> (start: Registry.DispatchStart, found: Bool) {
             withUnsafeTemporaryAllocation(
-                of: Unmanaged<SubscriptionNode>.self, capacity: DispatchPlan.firstChunkCapacity
+                of: Unmanaged<SubscriptionNode>.self, capacity: Dispatch.chunkCapacity
             ) { chunk in
-                var plan = DispatchPlan(includingUnkeyed: true, chunk: chunk)
+                var dispatch = Dispatch(request, chunk: chunk)
                 return withUnsafePointer(to: event) { event in
-                    let start = registry.beginDispatch(event, key: nil, request, ticks: 1, plan: &plan)
-                    let found = plan.foundSubscribers
+                    let start = registry.beginDispatch(event, key: nil, request, ticks: 1, &dispatch)
+                    let found = dispatch.count > 0
                     settle()
-                    if case .plan = start.route { plan.run(event, key: nil, in: bus.core) }
+                    if case .subscribers = start.route {
+                        while dispatch.count > 0 || dispatch.phase != .done {
+                            _ = dispatch.deliverChunk(event)
+                            if dispatch.isRetained {
+                                dispatch.endChunk()
+                                break
+                            }
+                            registry.advanceDispatch(&dispatch, key: nil, subjects: nil)
+                            settle()
+                        }
+                    }
                     if start.held != 0 {
                         registry.endHolding(
                             StickyHold(
                                 typeID: ObjectIdentifier(E.self), key: nil, sequence: start.held, container: bus.core),
-                            received: plan.reached > 0, enqueued: 0)
+                            received: dispatch.reached > 0, enqueued: 0)
                     }
                     return (start, found)
                 }
@@ -83,15 +93,15 @@ struct RegistryStateMachineTests {
         let first = machine.subscribe(Alpha.self)
         #expect(first != nil)
         #expect(machine.takeAfterUnlock().traced.isEmpty)
-        machine.registry.tracer = { _ in }
+        _ = machine.registry.replaceTracer(with: { _ in })
         let second = machine.subscribe(Alpha.self)
         let after = machine.takeAfterUnlock()
         #expect(after.traced.map(\.id) == [second!.id])
         #expect(after.traced.first?.ended == nil)
         #expect(machine.registry.subscriptionCount == 2)
-        machine.registry.tracer = nil
+        _ = machine.registry.replaceTracer(with: nil)
         var rest = after
-        rest.perform(in: machine.bus.core)
+        machine.bus.core.perform(&rest)
     }
 
     @Test("End returns whether it ended the subscription, and leaves its node to release and its bag to tell")
@@ -107,7 +117,7 @@ struct RegistryStateMachineTests {
         var after = machine.takeAfterUnlock()
         #expect(after.releaseCount == 2)  // the lists' references to its two nodes
         #expect(after.bagCount == 1)
-        after.perform(in: machine.bus.core)
+        machine.bus.core.perform(&after)
         let endedAgain = machine.registry.end(handle, reason: .disposed)
         #expect(!endedAgain)  // already ended: nothing to do
         let none = machine.takeAfterUnlock()
@@ -120,11 +130,11 @@ struct RegistryStateMachineTests {
         let machine = Machine()
         let handle = machine.subscribe(Alpha.self)!
         machine.settle()
-        machine.registry.tracer = { _ in }
+        _ = machine.registry.replaceTracer(with: { _ in })
         machine.registry.end(handle, reason: .ownerGone)
         var after = machine.takeAfterUnlock()
         #expect(after.traced.map(\.ended) == [.ownerGone])
-        after.perform(in: machine.bus.core)
+        machine.bus.core.perform(&after)
     }
 
     @Test("The sweep step picks owned subscriptions, each once per turn")
@@ -141,7 +151,7 @@ struct RegistryStateMachineTests {
             var after = machine.takeAfterUnlock()
             #expect(after.pickedIDs.count == 2)
             picked += after.pickedIDs
-            after.perform(in: machine.bus.core)  // owners alive: nothing reclaimed
+            machine.bus.core.perform(&after)  // owners alive: nothing reclaimed
         }
         #expect(Set(picked.prefix(5)) == ids)
         #expect(machine.registry.subscriptionCount == 5)
@@ -160,22 +170,22 @@ struct RegistryStateMachineTests {
         #expect(after.pickedIDs == [handle.id])  // once: a ring of one is not picked twice
         // Performing it checks the owner and reclaims through the bus's own core, not this
         // registry (end to end: `LifetimeTests.releasedBySweep`); what the registry decided is under test here.
-        after.perform(in: machine.bus.core)
+        machine.bus.core.perform(&after)
     }
 
     @Test("Begin a dispatch: nowhere with no subscriber, a dead event reported if a handler is set")
     func dispatchWithNobody() {
         let machine = Machine()
-        var (start, found) = machine.dispatch(Alpha(), BusCore.DispatchRequest(bus: machine.bus))
+        var (start, found) = machine.dispatch(Alpha(), DispatchRequest(bus: machine.bus))
         guard case .nothing = start.route else {
             Issue.record("route \(start.route)")
             return
         }
         #expect(!found && start.reports == 0)
-        machine.registry.deadEventHandler = { _ in }
-        (start, found) = machine.dispatch(Alpha(), BusCore.DispatchRequest(bus: machine.bus))
+        _ = machine.registry.replaceDeadEventHandler(with: { _ in })
+        (start, found) = machine.dispatch(Alpha(), DispatchRequest(bus: machine.bus))
         #expect(start.reports & 1 == 1)
-        machine.registry.deadEventHandler = nil
+        _ = machine.registry.replaceDeadEventHandler(with: nil)
     }
 
     @Test("Begin a dispatch: the plan holds the subscribers, delivered to after unlocking")
@@ -185,8 +195,8 @@ struct RegistryStateMachineTests {
         _ = machine.subscribe(Alpha.self)
         _ = machine.subscribe(Beta.self)
         machine.settle()
-        let (start, found) = machine.dispatch(Alpha(), BusCore.DispatchRequest(bus: machine.bus))
-        guard case .plan = start.route else {
+        let (start, found) = machine.dispatch(Alpha(), DispatchRequest(bus: machine.bus))
+        guard case .subscribers = start.route else {
             Issue.record("route \(start.route)")
             return
         }
@@ -199,7 +209,7 @@ struct RegistryStateMachineTests {
     )
     func stickyDispatch() {
         let machine = Machine()
-        let latest = BusCore.DispatchRequest(bus: machine.bus, sticky: StickyDispatch(.latest, for: Alpha.self))
+        let latest = DispatchRequest(bus: machine.bus, sticky: StickyDispatch(.latest, for: Alpha.self))
         var (start, _) = machine.dispatch(Alpha(), latest)
         #expect(start.held == 0)
         let kept = machine.registry.latestSticky(of: Alpha.self, key: nil)
@@ -210,7 +220,7 @@ struct RegistryStateMachineTests {
         #expect(keptAfterTake == nil)
         machine.settle()
 
-        let once = BusCore.DispatchRequest(bus: machine.bus, sticky: StickyDispatch(.untilDelivered, for: Alpha.self))
+        let once = DispatchRequest(bus: machine.bus, sticky: StickyDispatch(.untilDelivered, for: Alpha.self))
         (start, _) = machine.dispatch(Alpha(), once)
         #expect(start.held == 0)  // nobody to receive it: kept, not held
         let keptCount = machine.registry.stickyEvents(of: Alpha.self, key: nil).count
@@ -225,17 +235,17 @@ struct RegistryStateMachineTests {
         #expect(machine.registry.stickyCount == 0)
         var after = machine.takeAfterUnlock()
         #expect(after.releaseCount == 1)  // the received event
-        after.perform(in: machine.bus.core)
+        machine.bus.core.perform(&after)
     }
 
     @Test("The sweep step lets go of expired sticky events, a bounded number per operation")
     func sweepStepExpires() {
         let clock = ManualEventClock()
         let machine = Machine(clock: .manual(clock))
-        let ttl = BusCore.DispatchRequest(
+        let ttl = DispatchRequest(
             bus: machine.bus, sticky: StickyDispatch(.latest(ttl: .seconds(1)), for: Alpha.self))
         _ = machine.dispatch(Alpha(), ttl)
-        let ttlBeta = BusCore.DispatchRequest(
+        let ttlBeta = DispatchRequest(
             bus: machine.bus, sticky: StickyDispatch(.latest(ttl: .seconds(1)), for: Beta.self))
         _ = machine.dispatch(Beta(), ttlBeta)
         machine.settle()
@@ -245,7 +255,7 @@ struct RegistryStateMachineTests {
         var after = machine.takeAfterUnlock()
         #expect(after.releaseCount == Registry.expiriesPerOperation)
         #expect(machine.registry.stickyCount == 0)
-        after.perform(in: machine.bus.core)
+        machine.bus.core.perform(&after)
     }
 
     @Test("Removing everything ends every subscription, tells the bags, and records each end for the tracer")
@@ -257,7 +267,7 @@ struct RegistryStateMachineTests {
         let attached = machine.registry.attach(handles[0], to: bag)
         #expect(attached)
         let records = Shared(0)
-        machine.registry.tracer = { _ in records.increment() }
+        _ = machine.registry.replaceTracer(with: { _ in records.increment() })
         machine.registry.removeAll()
         #expect(machine.registry.tracer == nil)
         var after = machine.takeAfterUnlock()
@@ -265,7 +275,7 @@ struct RegistryStateMachineTests {
         #expect(Set(after.traced.map(\.ended)) == [.busGone])
         #expect(after.bagCount == 1)
         #expect(machine.registry.subscriptionCount == 0)
-        after.perform(in: machine.bus.core)
+        machine.bus.core.perform(&after)
         #expect(records.value == 3)
         #expect(handles.allSatisfy { !machine.registry.isLive($0) })
     }

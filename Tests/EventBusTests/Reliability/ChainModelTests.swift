@@ -2,7 +2,7 @@ import Testing
 
 @testable import EventBus
 
-/// Issue 10 in the model-based battery: seeded random programs of chain operations (see
+/// Chains in the model-based battery: seeded random programs of chain operations (see
 /// ChainModelProgram.swift, which the fuzz target runs too) against the reference model.
 @Suite("Reliability: chain model-based random sequences", .offThePool)
 struct ChainModelTests {

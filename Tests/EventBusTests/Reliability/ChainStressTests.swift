@@ -3,7 +3,7 @@ import Testing
 
 @testable import EventBus
 
-/// Issue 10, semantic 6: mount, unmount, post, subscribe and dispose on one tree from four threads
+/// Mount, unmount, post, subscribe and dispose on one tree from four threads
 /// at once (run under TSan by the CI's reliability stage). Every post's route must stay a chain
 /// (no node twice, bounded by the tree's size) and every delivery must reach a node of that route.
 @Suite("Reliability: chains under concurrent mount/unmount/post/dispose", .tags(.stress), .offThePool)

@@ -24,10 +24,10 @@ struct NoUserCodeUnderLockTests {
         case closureReleaseOnDispose, closureReleaseOnDisposeFromItsHandler, closureReleaseOnBagDeinit
         case closureReleaseOnOwnerDeathAtDispatch, closureReleaseOnPurge, closureReleaseOnSweep
         case closureReleaseOnBusDeinit
-        // Delivery policies (issue 11).
+        // Delivery policies.
         case stoppingHandler, monitorAfterStop, handlerErrorHook, deadEventHook, stickyReplay
         case stickyReleaseOnReplace, stickyReleaseOnExpiry, supertypeConversion, supertypeHandler
-        // Introspection and tracing (issue 12).
+        // Introspection and tracing.
         case tracerOnDispatch, tracerOnSubscribeAndEnd, tracerOnOwnerGone
         var testDescription: String { rawValue }
     }
@@ -243,7 +243,7 @@ struct TracedActivity: Event, TracedActivityKind, DeliveredAsSupertypes {
     ]
 }
 
-/// Issue 10: the same probe for event chains. The probe thread posts, mounts, unmounts, subscribes
+/// The same probe for event chains. The probe thread posts, mounts, unmounts, subscribes
 /// and describes the tree on the same nodes, so it needs the tree's lock and every node's lock.
 extension NoUserCodeUnderLockTests {
     struct FetchName: Request { typealias Response = String }

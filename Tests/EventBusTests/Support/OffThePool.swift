@@ -12,7 +12,7 @@ import Testing
 // polling loop, a join on other threads) or keeps it busy for seconds holds one of those two
 // threads; two such tests at once left the actors of a third test with no thread at all: in CI's
 // AddressSanitizer stage, three *Actors as owners* tests waited 136 s for their deliveries and
-// failed (issue 41, finding 6).
+// failed.
 //
 // So every suite carries ``Testing/Trait/offThePool``: its tests run on threads of their own
 // (Dispatch's overcommit pool, which starts a thread when none is free), and the cooperative pool

@@ -24,7 +24,8 @@ public import Tracing
 ///
 /// `capture()` reads the task-local `ServiceContext.current`, on the dispatching thread; `restore`
 /// binds it around the delivery, on the thread that runs it. A dispatch with no current context
-/// carries nothing, and its deliveries run without a span.
+/// carries nothing, and its deliveries run without a span, and without a context: a stream's
+/// loop body too, whatever trace its consuming task is in (``withoutContext(for:isolation:_:)``).
 ///
 /// ```swift
 /// let bus = EventBus()
@@ -87,6 +88,22 @@ public struct ServiceContextPropagator: EventContextPropagator {
         }
         let tracer: any Tracer = tracer ?? InstrumentationSystem.tracer
         await Self.process(tracer, context, delivery, isolation: isolation, body)
+    }
+
+    /// Runs a stream's loop body with no `ServiceContext` current, and no span, on `isolation`:
+    /// the event was dispatched outside any trace, so its handler does not join the consuming
+    /// task's own (`EventStream.consume(isolation:_:)`, for an event whose dispatch carried none).
+    ///
+    /// ```swift
+    /// let delivery = EventContextDelivery(eventType: Int.self, key: nil, hop: .stream, subscriptionID: 1)
+    /// await ServiceContextPropagator().withoutContext(for: delivery, isolation: nil) {
+    ///     print(ServiceContext.current == nil)   // true
+    /// }
+    /// ```
+    public func withoutContext(
+        for delivery: EventContextDelivery, isolation: isolated (any Actor)?, _ body: () async -> Void
+    ) async {
+        await ServiceContext.withValue(nil, isolation: isolation, operation: body)
     }
 
     /// `context` as the headers the tracer (an `Instrument`) injects: for swift-otel's W3C

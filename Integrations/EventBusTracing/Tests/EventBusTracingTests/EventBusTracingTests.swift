@@ -167,6 +167,32 @@ struct EventBusTracingTests {
         #expect(tracer.finishedSpans.isEmpty)
         token.dispose()
     }
+
+    @Test("a stream consumed inside a trace runs an event dispatched outside any trace with none, not the consumer's")
+    func streamConsumerTraceDoesNotLeak() async {
+        let tracer = InMemoryTracer()
+        let bus = EventBus()
+        bus.installTracing(tracer: tracer, processSpans: false)
+        let seen = Seen()
+        let (consumerTrace, consumed) = tracer.withSpan("consumer") { span in
+            // Started inside the span: the consuming task inherits its context.
+            let task = Task { [events = bus.events(of: Ping.self)] in
+                await events.consume { event in
+                    seen.record(event.key ?? "")
+                    if seen.value.count == 2 { withUnsafeCurrentTask { $0?.cancel() } }
+                }
+            }
+            return (span.traceID, task)
+        }
+        let requestTrace = tracer.withSpan("request") { span in
+            bus.dispatch(Ping(key: "traced"))
+            return span.traceID
+        }
+        bus.dispatch(Ping(key: "untraced"))
+        _ = await consumed.value
+        #expect(requestTrace != consumerTrace)
+        #expect(seen.value == ["traced": requestTrace, "untraced": "none"])
+    }
 }
 
 /// Polls `condition` every millisecond, for 10 s at most; returns whether it became true.

@@ -4,7 +4,7 @@ extension BusCore {
     /// type may have a bucket and no tracer is set (the commonest case on a chain): a post skips a
     /// chain node's dispatches that would find nobody. O(1), no user code.
     func chainInterest(_ first: ObjectIdentifier, _ second: ObjectIdentifier) -> ChainInterest {
-        guard mayHaveBucket(first) || mayHaveBucket(second) else { return ChainInterest() }
+        guard snapshot.mayHaveBucket(first) || snapshot.mayHaveBucket(second) else { return ChainInterest() }
         return withRegistry { registry in
             ChainInterest(
                 first: registry.bucket(for: first).map { !$0.isEmpty } ?? false,

@@ -6,13 +6,8 @@ extension BusCore {
     var contextPropagator: (any EventContextPropagator)? {
         get { withRegistry { registry in registry.contextPropagator } }
         set {
-            var replaced = newValue
-            withRegistry { registry in
-                swap(&registry.contextPropagator, &replaced)
-                // Written under the lock only, so it always agrees with the last propagator set.
-                propagates.store(registry.contextPropagator == nil ? 0 : 1)
-            }
-            ReleaseLoop.drop(replaced.take())
+            // The registry publishes whether one is set (`RegistrySnapshot.propagates`).
+            ReleaseLoop.drop(withRegistry { registry in registry.replaceContextPropagator(with: newValue) })
         }
     }
 
@@ -46,27 +41,74 @@ extension BusCore {
         return Self.restore(context, delivery(), body)
     }
 
-    /// ``withContext(_:_:_:)`` for a stream's asynchronous loop body, on `isolation`.
-    static func withContext(
+    /// ``withContext(_:_:_:)`` for a stream's asynchronous loop body, on `isolation`. With no
+    /// `context` (the dispatcher had none to carry), the bus's propagator, if one is set, runs
+    /// `body` in its ``EventContextPropagator/withoutContext(for:isolation:_:)``: the consuming
+    /// task's own context does not leak into an event that came without one.
+    func withContext(
         _ context: CapturedContext?, _ delivery: @autoclosure () -> EventContextDelivery,
         isolation: isolated (any Actor)?, _ body: () async -> Void
     ) async {
-        guard let context else { return await body() }
-        var ran = false
-        await context.propagator.restore(context.value, for: delivery(), isolation: isolation) {
-            ran = true
-            await body()
+        var calls = 0
+        if let context {
+            let propagator = context.propagator
+            await propagator.restore(context.value, for: delivery(), isolation: isolation) {
+                calls += 1
+                guard calls == 1 else { return Self.report(.calledTwice, by: propagator, delivery()) }
+                await body()
+            }
+            guard calls == 0 else { return }
+            Self.report(.notCalled, by: propagator, delivery())
+        } else if propagates.current != 0, let propagator = withRegistry({ registry in registry.contextPropagator }) {
+            await propagator.withoutContext(for: delivery(), isolation: isolation) {
+                calls += 1
+                guard calls == 1 else { return Self.report(.calledTwice, by: propagator, delivery()) }
+                await body()
+            }
+            guard calls == 0 else { return }
+            Self.report(.notCalled, by: propagator, delivery())
         }
-        if !ran { await body() }
+        await body()
     }
 
     /// The restoring path of ``withContext(_:_:_:)``, out of line so that the frames of the
-    /// deliveries that have no context do not grow. A propagator that does not call its body has
-    /// it called afterwards, without the context.
+    /// deliveries that have no context do not grow. The body runs once whatever the propagator
+    /// does: one it does not call is called afterwards, without the context; a second call
+    /// returns at once. Both are reported (debug builds).
     @inline(never)
     private static func restore<R>(_ context: CapturedContext, _ delivery: EventContextDelivery, _ body: () -> R) -> R {
         var result: R?
-        context.propagator.restore(context.value, for: delivery) { result = body() }
-        return result ?? body()
+        var calls = 0
+        context.propagator.restore(context.value, for: delivery) {
+            calls += 1
+            guard calls == 1 else { return report(.calledTwice, by: context.propagator, delivery) }
+            result = body()
+        }
+        if let result { return result }
+        report(.notCalled, by: context.propagator, delivery)
+        return body()
+    }
+
+    /// How a propagator broke the rule of calling its body exactly once.
+    enum BodyMisuse {
+        /// `restore` returned without calling its body: the bus called it afterwards.
+        case notCalled
+        /// The body was called a second time: that call returned at once.
+        case calledTwice
+    }
+
+    /// Reports a propagator's misuse of its body on the bus's diagnostics (standard error, debug
+    /// builds only): the delivery itself ran once.
+    private static func report(
+        _ misuse: BodyMisuse, by propagator: any EventContextPropagator, _ delivery: EventContextDelivery
+    ) {
+        let what =
+            switch misuse {
+            case .notCalled: "did not call its body for \(delivery): the bus called it afterwards, without the context"
+            case .calledTwice: "called its body twice for \(delivery): the second call did nothing"
+            }
+        Diagnostics.writeInDebugBuilds(
+            "EventBus: the context propagator \(String(reflecting: type(of: propagator))) \(what) (call it exactly once)"
+        )
     }
 }

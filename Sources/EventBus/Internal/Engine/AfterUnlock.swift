@@ -5,16 +5,19 @@
 /// sweep pass to schedule on the main queue, and records for the tracer.
 ///
 /// The registry fills its own (``Registry/afterUnlock``); the executor (`BusCore.withRegistry`)
-/// takes it out before unlocking and performs it after. The common cases cost two loads and no
+/// takes it out before unlocking and interprets it after (`BusCore.perform(_:)`): effects as
+/// values, which the registry's tests read without a bus (`releaseCount`, `bagCount`, `traced`,
+/// `pickedIDs`). The common cases cost two loads and no
 /// allocation: nothing to do, or one object to release (a dispose's node). The sweep's picks have
 /// two inline slots of their own, since every operation on a bus with owned subscriptions picks.
 ///
 /// A value, taken out of the registry once (``Registry/takeAfterUnlock()``) into a variable, and
-/// performed once there: `perform` moves what it holds out of it (so the last releases happen
-/// inside ``ReleaseLoop``, never when a copy is dropped), and its picks are references it owns.
+/// interpreted once there: the interpreter moves what it holds out of it (so the last releases
+/// happen inside ``ReleaseLoop``, never when a copy is dropped), and its picks are references it
+/// owns.
 package struct AfterUnlock {
     /// What an operation leaves beyond its first object and its sweep's picks: rarer, kept together.
-    private enum Entry {
+    enum Entry {
         /// An object to release.
         case object(AnyObject)
         /// A bag whose token's subscription ended, with that subscription's id.
@@ -135,82 +138,57 @@ package struct AfterUnlock {
             + (more?.compactMap { if case .check(let node) = $0 { node.id } else { nil } } ?? [])
     }
 
-    // MARK: Performed after unlocking
+    // MARK: Handed to the interpreter (`BusCore.interpret(_:)`), after unlocking
 
-    /// Does it all, with no lock held: tells the bags and runs the work in the order they came,
-    /// hands the tracer its records, checks the picked owners (reclaiming through `core` the
-    /// subscriptions whose owner is gone, scheduling a main-queue pass if due), then releases the
-    /// objects through ``ReleaseLoop`` (their deinits may call the bus again).
+    /// Hands what it holds to `core`'s interpreter, with no lock held. The common cases, nothing or
+    /// one object to release, cost three loads and no call: the object goes to ``ReleaseLoop`` here.
     @inline(__always)
-    mutating func perform(in core: BusCore) {
-        // Most operations leave nothing (three loads, no call) or one object (a dispose's node).
+    mutating func hand(to core: BusCore) {
         guard more == nil && firstPick == nil && !mainSweepDue else {
-            Self.performAll(
+            Self.handAll(
                 (first.take(), more.take()), picks: (firstPick.take(), secondPick.take()),
-                mainSweepDue: mainSweepDue, in: core)
+                mainSweepDue: mainSweepDue, to: core)
             return
         }
         if first != nil { ReleaseLoop.drop(first.take()) }
     }
 
-    /// `perform` when there is more than one object to release, a pick or a pass to schedule.
-    /// Static, on the carrier's fields moved into it: its caller's is then known to be empty, and
-    /// dropping it costs nothing; and taken apart (no argument of more than 4 words), they are
-    /// passed in registers, where a whole carrier was passed by address, which kept one in the
-    /// frame of every operation (a dispatch's is on the stack while handlers run).
+    /// ``hand(to:)`` when there is more. Static, on the carrier's fields moved into it: taken apart
+    /// (no argument of more than 4 words), they are passed in registers, where a whole carrier was
+    /// passed by address, which kept one in the frame of every operation (a dispatch's is on the
+    /// stack while handlers run).
     @inline(never)
-    private static func performAll(
+    private static func handAll(
         _ objects: (first: AnyObject?, more: [Entry]?),
         // Unmanaged: the references `pick` took.
         picks: (first: Unmanaged<SubscriptionNode>?, second: Unmanaged<SubscriptionNode>?),
-        mainSweepDue: Bool, in core: BusCore
+        mainSweepDue: Bool, to core: BusCore
     ) {
         var carrier = AfterUnlock()
         (carrier.first, carrier.more) = objects
         (carrier.firstPick, carrier.secondPick) = picks
         carrier.mainSweepDue = mainSweepDue
-        carrier.performEach(in: core)
+        core.interpret(&carrier)
     }
 
-    private mutating func performEach(in core: BusCore) {
-        var dead: [SubscriptionHandle] = []  // a purge's: reclaimed together
-        if let more {
-            for entry in more {
-                switch entry {
-                case .object: break  // released with `more`, last
-                case .bag(let bag, let id): bag.forget(id)
-                case .work(let body): body()
-                case .check(let node): if Self.ownerIsGone(node) { dead.append(node.handle) }
-                case .trace(let node, let reason, let tracer):
-                    let record = { () -> TraceRecord in
-                        reason.map { .ended(Self.end(of: node, reason: $0)) } ?? .subscribed(node.info())
-                    }
-                    if let tracer { tracer(record()) } else { core.trace(record()) }
-                }
-            }
-        }
-        if mainSweepDue { core.scheduleMainSweep() }
-        // Unmanaged: the references `pick` took.
-        let firstPicked = firstPick.take()?.takeRetainedValue()
-        let secondPicked = secondPick.take()?.takeRetainedValue()  // Unmanaged: as above
-        mainSweepDue = false
-        let firstDead = firstPicked.map(Self.ownerIsGone) ?? false
-        let secondDead = secondPicked.map(Self.ownerIsGone) ?? false
-        // Without allocating (an array of the two would be one allocation per reclaim).
-        if firstDead, let node = firstPicked { core.reclaim(CollectionOfOne(node.handle)) }
-        if secondDead, let node = secondPicked { core.reclaim(CollectionOfOne(node.handle)) }
-        if !dead.isEmpty { core.reclaim(dead) }
-        // Often the last references: their deinits may call the bus, whose sweep may reclaim more.
-        ReleaseLoop.drop((first.take(), more.take(), consume firstPicked, consume secondPicked))
+    /// The entries beyond the first object, in the order they came (an `Array`: every entry is
+    /// copyable; a `~Copyable` value, such as a delivery receipt, is never left here).
+    var entries: [Entry] { more ?? [] }
+
+    /// The owned subscriptions the sweep picked for an owner check, taken out: the references
+    /// `pick` took, now the caller's.
+    mutating func takePicks() -> (first: SubscriptionNode?, second: SubscriptionNode?) {
+        // Unmanaged: the references `pick` took, handed over once.
+        (firstPick.take()?.takeRetainedValue(), secondPick.take()?.takeRetainedValue())
     }
 
-    private static func end(of node: SubscriptionNode, reason: TraceRecord.Ended.Reason) -> TraceRecord.Ended {
+    /// Every object it holds, taken out, for the caller to release last.
+    mutating func takeObjects() -> (AnyObject?, [Entry]?) {
+        (first.take(), more.take())
+    }
+
+    /// The record of `node`'s end, for the tracer.
+    static func end(of node: SubscriptionNode, reason: TraceRecord.Ended.Reason) -> TraceRecord.Ended {
         TraceRecord.Ended(id: node.id, type: node.subscribedType, reason: reason, callSite: node.callSite.description)
-    }
-
-    /// Whether `node` is live and its owner gone. (Loading the owner retains it: call it with no
-    /// lock held, and for a main-bound owner only on the main queue.)
-    static func ownerIsGone(_ node: SubscriptionNode) -> Bool {
-        node.isLive && node.owner == nil
     }
 }

@@ -1,89 +1,99 @@
 /// What the registry keeps, in the bucket of an event type that is ``DeliveredAsSupertypes``, to
 /// deliver it as its supertypes without knowing the type.
 protocol SupertypeDelivering: AnyObject, Sendable {
-    /// Delivers the event at `event` (of the bucket's type) to its supertypes' subscribers, with no
-    /// lock held, continuing `delivery` (what the exact type's subscribers did).
-    func deliver(_ event: UnsafeRawPointer, _ delivery: inout SupertypeDelivery)
+    /// The supertypes of one dispatch of the bucket's type, `home` (made after unlocking: the list
+    /// is user code, read once per bus).
+    func subjects(home: Registry.LastingBucket) -> SupertypeSubjects
 }
 
 /// The supertypes of `E`, read once (outside the lock: `E.supertypes` is user code) and kept.
 final class SupertypeFanOut<E: DeliveredAsSupertypes>: SupertypeDelivering {
-    private let supertypes = Locked<[Supertype<E>]?>(nil)
+    private let list = Locked<SupertypeList?>(nil)
 
-    func deliver(_ event: UnsafeRawPointer, _ delivery: inout SupertypeDelivery) {
-        let event = event.assumingMemoryBound(to: E.self).pointee
-        for supertype in list() { supertype.deliver(event, &delivery) }
+    func subjects(home: Registry.LastingBucket) -> SupertypeSubjects {
+        SupertypeSubjects(home: home, list: kept())
     }
 
-    private func list() -> [Supertype<E>] {
-        if let list = supertypes.withLock({ $0 }) { return list }
-        let list = E.supertypes
-        return supertypes.withLock { kept in
-            if kept == nil { kept = list }
-            return kept!
+    private func kept() -> SupertypeList {
+        if let list = list.withLock({ $0 }) { return list }
+        let made = SupertypeList(
+            typeIDs: E.supertypes.map(\.typeID),
+            values: E.supertypes.map { supertype in
+                { event in supertype.value(event.assumingMemoryBound(to: E.self).pointee) }
+            })
+        return list.withLock { kept in
+            if kept == nil { kept = made }
+            return kept.unsafelyUnwrapped
         }
     }
 }
 
-/// One dispatch's delivery to supertypes: the event's key, whether a handler stopped it, how many
-/// deliveries it started so far, and the supertypes' monitors, delivered to after every handler.
-struct SupertypeDelivery {
-    let core: BusCore
-    let key: String?
-    /// The id the exact type's walk started with: subscriptions made during the dispatch, to any
-    /// type, are not delivered to.
-    let upTo: UInt64
-    /// The `.untilDelivered` event the dispatch holds, if any: every walk delivers holding it.
-    // Unmanaged: as `DispatchPlan.hold` (this delivery is one of the dispatch's walks).
-    let hold: Unmanaged<StickyHold>?
-    private(set) var isStopped: Bool
-    private(set) var reached: Int
-    private(set) var enqueued: Int
-    /// The monitors walks of the supertypes that have monitors, in declaration order.
-    private var monitors: [() -> BusCore.Tally] = []
+/// A type's supertypes, as the dispatch loop uses them: their types, and how to make each one's
+/// value from the event's address.
+final class SupertypeList: Sendable {
+    let typeIDs: [ObjectIdentifier]
+    let values: [@Sendable (UnsafeRawPointer) -> SubjectBox]
 
-    /// Continues a dispatch whose exact type's handlers did `tally`.
-    // Unmanaged: `hold`, as above.
-    init(
-        core: BusCore, key: String?, upTo: UInt64, holding hold: Unmanaged<StickyHold>?,
-        after tally: BusCore.Tally
-    ) {
-        self.core = core
-        self.key = key
-        self.upTo = upTo
-        self.hold = hold
-        isStopped = tally.isStopped
-        reached = tally.reached
-        enqueued = tally.enqueued
+    init(typeIDs: [ObjectIdentifier], values: [@Sendable (UnsafeRawPointer) -> SubjectBox]) {
+        // A dispatch numbers its subjects in a byte (0 is the event itself).
+        self.typeIDs = Array(typeIDs.prefix(Int(UInt8.max)))
+        self.values = Array(values.prefix(Int(UInt8.max)))
+    }
+}
+
+/// The supertypes of one dispatch: the event's own bucket (its monitors come after the supertypes'
+/// handlers), the supertypes' types (which the registry's walk looks up), and their values, each
+/// made the first time a chunk of its subscribers is delivered to, then kept for the dispatch.
+final class SupertypeSubjects {
+    let home: Registry.LastingBucket
+    private let list: SupertypeList
+    private var made: [SubjectBox?]
+
+    init(home: Registry.LastingBucket, list: SupertypeList) {
+        self.home = home
+        self.list = list
+        made = Array(repeating: nil, count: list.typeIDs.count)
     }
 
-    /// Whether `S` has live subscriptions on the bus (O(1), one lock acquisition).
-    func hasSubscribers<S>(_: S.Type) -> Bool {
-        core.count(ofTypeID: ObjectIdentifier(S.self)) > 0
+    /// How many supertypes.
+    var count: Int { list.typeIDs.count }
+
+    /// The type of subject `subject` (1-based).
+    func typeID(of subject: UInt8) -> ObjectIdentifier { list.typeIDs[Int(subject) - 1] }
+
+    /// The address of subject `subject`'s value (0: the event at `event`), made from the event the
+    /// first time (user code: no lock is held).
+    func address(of subject: UInt8, event: UnsafeRawPointer) -> UnsafeRawPointer {
+        guard subject != 0 else { return event }
+        let index = Int(subject) - 1
+        if let box = made[index] { return box.address }
+        let box = list.values[index](event)
+        made[index] = box
+        return box.address
+    }
+}
+
+/// A supertype's value for one dispatch, at an address the walks of its subscribers deliver from.
+class SubjectBox {
+    let address: UnsafeRawPointer
+
+    fileprivate init(address: UnsafeRawPointer) {
+        self.address = address
+    }
+}
+
+/// A ``SubjectBox`` of a value of type `S`.
+final class SubjectValue<S>: SubjectBox {
+    private let storage: UnsafeMutablePointer<S>
+
+    init(_ value: S) {
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: value)
+        super.init(address: UnsafeRawPointer(storage))
     }
 
-    /// Delivers `value` to the handlers of `S` and the event's key, as a plain dispatch (no hooks,
-    /// no supertypes of its own, nothing sticky), and keeps its monitors for
-    /// ``deliverToMonitors()``.
-    mutating func deliver<S: Sendable>(_ value: S, as _: S.Type) {
-        let tally = core.deliverAsSupertype(value, key: key, .handlers(stopped: isStopped, upTo: upTo, holding: hold))
-        reached += tally.reached
-        enqueued += tally.enqueued
-        isStopped = isStopped || tally.isStopped
-        guard tally.leftMonitors else { return }
-        monitors.append { [core, key, upTo, hold] in
-            core.deliverAsSupertype(value, key: key, .monitors(upTo: upTo, holding: hold))
-        }
-    }
-
-    /// Counts the deliveries of a monitors walk (the exact type's).
-    mutating func countMonitorDeliveries(_ tally: BusCore.Tally) {
-        reached += tally.reached
-        enqueued += tally.enqueued
-    }
-
-    /// Delivers to the supertypes' monitors that ``deliver(_:as:)`` kept.
-    mutating func deliverToMonitors() {
-        for walk in monitors { countMonitorDeliveries(walk()) }
+    deinit {
+        storage.deinitialize(count: 1)
+        storage.deallocate()
     }
 }

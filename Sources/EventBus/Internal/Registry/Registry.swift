@@ -17,19 +17,16 @@ struct Registry {
     // reading one then costs no reference counting.
     private var recentBuckets = ContiguousArray<Unmanaged<Bucket>?>(repeating: nil, count: Registry.recentBucketsCount)
     private static let recentBucketsCount = 32  // a power of two
-    /// Which event types may have a bucket, readable without the lock
-    /// (``BusCore/mayHaveBucket(_:)``): `summaryMask`, or every bit while a tracer or a
-    /// dead-event handler is set (so that a chain post takes the lock of a traced node, and learns
-    /// of its tracer there, and a dispatch nobody receives takes the lock to report it).
-    let typeSummary = AtomicCounter()
+    /// What the core reads without the lock (see ``RegistrySnapshot``), published here: the
+    /// summary of the types with a bucket (`summaryMask`, or every bit while a tracer or a
+    /// dead-event handler is set, so that a chain post takes the lock of a traced node and a
+    /// dispatch nobody receives takes it to report it), the unhooked types, whether a context
+    /// propagator is set.
+    let snapshot = RegistrySnapshot()
     /// Bit `summaryBit(of:)` is set while a type with that bit has a bucket. `summaryCounts[bit]`:
     /// how many buckets have that bit.
     private var summaryMask = 0
     private var summaryCounts = ContiguousArray<UInt32>(repeating: 0, count: 64)
-    /// Types recently dispatched with no bucket that have no hooks and no supertypes: so that a
-    /// dispatch nobody listens to checks the type's conformances only once, and (read without the
-    /// lock, see ``BusCore``) takes no lock.
-    let unhookedTypes = TypeIDCache()
 
     /// Live subscriptions (their primary node) by slot: how tokens reach them. A token's handle
     /// also carries the id, so a reused slot never answers for an ended subscription.
@@ -54,20 +51,27 @@ struct Registry {
     /// Main-bound owners the sweep skipped off the main queue since the last sweep there.
     private var mainBoundSkipped = 0
     /// Whether a sweep pass on the main queue is scheduled.
-    var mainSweepScheduled = false
+    private(set) var mainSweepScheduled = false
+
+    /// The main queue's sweep pass scheduled by ``mainSweepDue(force:)`` has started.
+    mutating func mainSweepStarted() {
+        mainSweepScheduled = false
+    }
 
     /// The bus's dead-event and handler-error handlers (here, so that a dispatch learns whether it
     /// must report a dead event in the critical section it already has).
-    var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
+    private(set) var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
         didSet { updateReports() }
     }
     /// The bus's tracer; see `EventBus.tracer`.
-    var tracer: (@Sendable (TraceRecord) -> Void)? {
+    private(set) var tracer: (@Sendable (TraceRecord) -> Void)? {
         didSet { updateReports() }
     }
     /// The bus's context propagator; see `EventBus.contextPropagator` (read by
     /// `BusCore.captureContext()` only while `BusCore.propagates` says one is set).
-    var contextPropagator: (any EventContextPropagator)?
+    private(set) var contextPropagator: (any EventContextPropagator)? {
+        didSet { snapshot.propagates.store(contextPropagator == nil ? 0 : 1) }
+    }
     /// What a dispatch reports after unlocking (read by every dispatch without copying a closure):
     /// bit 1, a dead event (`deadEventHandler` is set); bit 2, a record (`tracer` is set).
     private(set) var reports: UInt8 = 0
@@ -84,7 +88,41 @@ struct Registry {
     static let recentHandlerErrorsLimit = 64
     /// Live internal subscriptions (`markedInternal()`), counted in `subscriptionCount` too.
     private(set) var internalCount = 0
-    var handlerErrorHandler: (@Sendable (HandlerError) -> Void)?
+    private(set) var handlerErrorHandler: (@Sendable (HandlerError) -> Void)?
+
+    // MARK: Configuration
+
+    /// Sets the tracer; returns the one it replaces, for the caller to release after unlocking.
+    mutating func replaceTracer(
+        with tracer: (@Sendable (TraceRecord) -> Void)?
+    ) -> (@Sendable (TraceRecord) -> Void)? {
+        defer { self.tracer = tracer }
+        return self.tracer
+    }
+
+    /// Sets the dead-event handler; returns the one it replaces, to be released after unlocking.
+    mutating func replaceDeadEventHandler(
+        with handler: (@Sendable (DeadEvent) -> Void)?
+    ) -> (@Sendable (DeadEvent) -> Void)? {
+        defer { deadEventHandler = handler }
+        return deadEventHandler
+    }
+
+    /// Sets the handler-error handler; returns the one it replaces, to be released after unlocking.
+    mutating func replaceHandlerErrorHandler(
+        with handler: (@Sendable (HandlerError) -> Void)?
+    ) -> (@Sendable (HandlerError) -> Void)? {
+        defer { handlerErrorHandler = handler }
+        return handlerErrorHandler
+    }
+
+    /// Sets the context propagator; returns the one it replaces, to be released after unlocking.
+    mutating func replaceContextPropagator(
+        with propagator: (any EventContextPropagator)?
+    ) -> (any EventContextPropagator)? {
+        defer { contextPropagator = propagator }
+        return contextPropagator
+    }
 
     // Sticky events: the clock of their TTL, their counter (orders them across keys), and the
     // queue of the slots with a TTL event (one item each, kept in step by their stores), which the
@@ -165,13 +203,13 @@ struct Registry {
     }
 
     /// The bucket of `E`, made (with `E`'s hooks and supertypes, if it has any) if there is none.
-    mutating func bucket<E: Sendable>(for _: E.Type, on bus: EventBus) -> Bucket {
+    mutating func bucket<E: Sendable>(for _: E.Type, on bus: EventBus?) -> Bucket {
         unmanagedBucket(for: E.self, on: bus).takeUnretainedValue()
     }
 
     /// ``bucket(for:on:)``, unretained: valid under the lock until the registry changes.
     // Unmanaged: `buckets` holds it.
-    mutating func unmanagedBucket<E: Sendable>(for _: E.Type, on bus: EventBus) -> Unmanaged<Bucket> {
+    mutating func unmanagedBucket<E: Sendable>(for _: E.Type, on bus: EventBus?) -> Unmanaged<Bucket> {
         let typeID = ObjectIdentifier(E.self)
         if let bucket = unmanagedBucket(for: typeID) { return bucket }
         return makeBucket(for: E.self, on: bus)
@@ -179,7 +217,7 @@ struct Registry {
 
     @inline(never)
     // Unmanaged: as `unmanagedBucket(for:on:)`.
-    private mutating func makeBucket<E: Sendable>(for _: E.Type, on bus: EventBus) -> Unmanaged<Bucket> {
+    private mutating func makeBucket<E: Sendable>(for _: E.Type, on bus: EventBus?) -> Unmanaged<Bucket> {
         let typeID = ObjectIdentifier(E.self)
         let hooks = (E.self as? any HookedEvent.Type).map { makeHooks($0, for: bus) }
         let supertypes = (E.self as? any DeliveredAsSupertypes.Type).map { makeFanOut($0) }
@@ -190,7 +228,7 @@ struct Registry {
         return Unmanaged.passUnretained(bucket)
     }
 
-    /// The bit of `typeID` in ``typeSummary``.
+    /// The bit of `typeID` in the snapshot's `typeSummary`.
     @inline(__always)
     static func summaryBit(of typeID: ObjectIdentifier) -> Int {
         // Fibonacci hashing: the top bits of the product depend on every bit of the address.
@@ -210,15 +248,15 @@ struct Registry {
     }
 
     private func publishSummary() {
-        typeSummary.store(reports != 0 ? ~0 : summaryMask)
+        snapshot.typeSummary.store(reports != 0 ? ~0 : summaryMask)
     }
 
     /// Whether `E`, which has no bucket, needs one to be dispatched: it has hooks or supertypes (two
     /// conformance checks, cached in `unhookedTypes` for the types that have neither).
     @inline(__always)
     func needsBucket<E: Sendable>(_: E.Type) -> Bool {
-        if unhookedTypes.contains(ObjectIdentifier(E.self)) { return false }
-        return Self.checkNeedsBucket(E.self, caching: unhookedTypes)
+        if snapshot.unhookedTypes.contains(ObjectIdentifier(E.self)) { return false }
+        return Self.checkNeedsBucket(E.self, caching: snapshot.unhookedTypes)
     }
 
     /// `needsBucket`, when the type is not in the cache `unhookedTypes`. Static: an instance method
@@ -356,7 +394,7 @@ struct Registry {
     /// others are let go of unregistered, and the first admitted node is the primary. The tracer's
     /// record, if one is set, goes to ``afterUnlock``.
     mutating func subscribe<E: Sendable>(
-        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus
+        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus?
     ) -> SubscriptionHandle? {
         guard let node = link(primary, of: E.self, traits: traits, bus: bus) else { return nil }
         // Unmanaged: see `link`.
@@ -372,7 +410,7 @@ struct Registry {
     /// (``settleHeld(_:key:sequence:received:)``, ``endHolding(_:received:enqueued:)``). `nil` if
     /// the hooks refused it. O(keys + events returned).
     mutating func subscribeReplaying<E: Sendable>(
-        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus
+        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus?
     ) -> (node: SubscriptionNode, replay: [StickyStore<E>.Entry])? {
         // Unmanaged: see `link`.
         guard let node = link(primary, of: E.self, traits: traits, bus: bus)?.takeUnretainedValue() else { return nil }
@@ -386,7 +424,7 @@ struct Registry {
 
     // Unmanaged: the primary returned is linked, so its list holds it while the lock is held.
     private mutating func link<E: Sendable>(
-        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus
+        _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus?
     ) -> Unmanaged<SubscriptionNode>? {
         // Unmanaged: the registry holds its buckets, and the lock is held.
         unmanagedBucket(for: E.self, on: bus)._withUnsafeGuaranteedRef { bucket in
@@ -813,8 +851,10 @@ struct Registry {
 }
 
 /// Makes the hooks of a hooked event type (an opened existential).
-private func makeHooks<H: HookedEvent>(_: H.Type, for bus: EventBus) -> any EventTypeHooks {
-    H.makeHooks(for: bus)
+private func makeHooks<H: HookedEvent>(_: H.Type, for bus: EventBus?) -> any EventTypeHooks {
+    // Every operation of a bus passes it; only the registry's own tests pass none, with no hooks.
+    guard let bus else { preconditionFailure("EventBus: the hooks of \(H.self) need the bus they belong to") }
+    return H.makeHooks(for: bus)
 }
 
 /// Makes the supertype fan-out of an event type with supertypes (an opened existential).

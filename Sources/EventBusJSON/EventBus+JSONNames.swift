@@ -6,13 +6,6 @@ public import EventBus
 // keep old code compiling, with a warning that says what to write. A message, not `renamed:`:
 // that fix-it would replace the member name alone and write `EventBus.EventBusJSON.JSONValue`.
 
-/// The JSON types' old qualified names, `EventBus.JSONValue` and its siblings: deprecated aliases of
-/// ``JSONValue``, ``JSONObject``, ``JSONArray`` and ``JSONEvent``, whose own qualified names are
-/// `EventBusJSON.JSONValue` and so on.
-///
-/// ```swift
-/// let payload: EventBusJSON.JSONValue = ["count": 3]
-/// ```
 extension EventBus {
     /// The ``JSONValue`` type under its old qualified name; spell it `EventBusJSON.JSONValue`.
     ///

@@ -25,9 +25,9 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
     case ended(Ended)
     /// A dispatch reached nobody (see ``EventBus/deadEventHandler``).
     case deadEvent(DeadEvent)
-    /// A throwing handler threw (see ``EventBus/handlerErrorHandler``).
+    /// A throwing handler threw (see ``EventConfigurable/handlerErrorHandler``).
     case handlerError(HandlerError)
-    /// A chain post passed a node (only a node's ``EventNode/tracer`` receives these).
+    /// A chain post passed a node (only a node's ``EventConfigurable/tracer`` receives these).
     case chainHop(ChainHop)
     /// A subscription's bound (``EventBuffering``) dropped a delivery, on the dispatching thread.
     case dropped(Dropped)

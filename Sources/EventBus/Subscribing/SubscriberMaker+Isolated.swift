@@ -25,7 +25,7 @@ extension SubscriberMaker where Delivery == EventDelivery.Isolated, Owner: Actor
     }
 
     /// Registers the throwing `handler`, isolated to the owning actor, as the non-throwing `next`
-    /// does. Errors go to ``EventBus/handlerErrorHandler``, called on the actor.
+    /// does. Errors go to ``EventConfigurable/handlerErrorHandler``, called on the actor.
     ///
     /// ```swift
     /// actor Ledger {

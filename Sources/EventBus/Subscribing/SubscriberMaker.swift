@@ -189,7 +189,7 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     ///   of its handlers runs on it (and, as for any owner, for a moment when it checks that the
     ///   owner is alive).
     /// - A handler cannot stop the dispatch (`handle` is unavailable: it runs after it). Its errors
-    ///   go to ``EventBus/handlerErrorHandler``.
+    ///   go to ``EventConfigurable/handlerErrorHandler``.
     ///
     /// Inside the actor, `subscribe(E.self)` (``EventSubscribing``) is this with `self`.
     ///
@@ -476,7 +476,7 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner == Never {
     ///
     /// As the non-throwing `next`; an error the handler throws never reaches the dispatcher: the
     /// other subscribers still run, and the bus hands the error to its
-    /// ``EventBus/handlerErrorHandler`` on the handler's thread (without one, debug builds print
+    /// ``EventConfigurable/handlerErrorHandler`` on the handler's thread (without one, debug builds print
     /// the first error of each subscription).
     ///
     /// ```swift
@@ -572,7 +572,7 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner: AnyObject 
 
     /// Registers the throwing `handler`, which receives the owner (retained for the call) with
     /// each event, and returns the subscription's token. Errors go to
-    /// ``EventBus/handlerErrorHandler``, as for the throwing `next { event throws in }`.
+    /// ``EventConfigurable/handlerErrorHandler``, as for the throwing `next { event throws in }`.
     ///
     /// ```swift
     /// final class Archiver: EventSubscribing {
@@ -631,7 +631,7 @@ extension SubscriberMaker where Delivery == EventDelivery.Synchronous, Owner == 
     /// non-throwing `handle` does, and returns the subscription's token.
     ///
     /// An error it throws never reaches the dispatcher: it counts as ``EventPropagation/continue``
-    /// (the next subscribers run), and the bus hands it to its ``EventBus/handlerErrorHandler`` on
+    /// (the next subscribers run), and the bus hands it to its ``EventConfigurable/handlerErrorHandler`` on
     /// the dispatching thread (without one, debug builds print the first error of each
     /// subscription).
     ///
@@ -696,7 +696,7 @@ extension SubscriberMaker where Delivery == EventDelivery.Synchronous, Owner: An
 
     /// Registers the throwing `handler`, which receives the owner with each event and decides
     /// whether the dispatch goes on; an error it throws counts as ``EventPropagation/continue`` and
-    /// goes to the bus's ``EventBus/handlerErrorHandler``, on the dispatching thread. Never called
+    /// goes to the bus's ``EventConfigurable/handlerErrorHandler``, on the dispatching thread. Never called
     /// once the owner is gone.
     ///
     /// ```swift
@@ -751,7 +751,7 @@ extension SubscriberMaker where Delivery: MainActorDelivery, Owner == Never {
     }
 
     /// Registers the throwing `@MainActor` `handler` and returns the subscription's token. Errors
-    /// go to ``EventBus/handlerErrorHandler``, on the main actor.
+    /// go to ``EventConfigurable/handlerErrorHandler``, on the main actor.
     ///
     /// ```swift
     /// struct Rejected: Error {}
@@ -854,7 +854,7 @@ extension SubscriberMaker where Delivery: MainActorDelivery, Owner: AnyObject & 
     }
 
     /// Registers the throwing `@MainActor` `handler`, which receives the owner with each event.
-    /// Errors go to ``EventBus/handlerErrorHandler``, on the main actor.
+    /// Errors go to ``EventConfigurable/handlerErrorHandler``, on the main actor.
     ///
     /// ```swift
     /// @MainActor final class Editor: EventSubscribing {
@@ -913,7 +913,7 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActorChain, Owner 
     /// the non-throwing `handle` does, and returns the subscription's token.
     ///
     /// An error it throws never reaches the poster: it counts as ``EventPropagation/continue``, and
-    /// goes to the node's ``MainActorEventNode/handlerErrorHandler``, on the main actor.
+    /// goes to the node's ``EventConfigurable/handlerErrorHandler``, on the main actor.
     ///
     /// ```swift
     /// struct Rejected: Error {}
@@ -1003,7 +1003,7 @@ extension SubscriberMaker where Delivery == EventDelivery.MainActorChain, Owner:
     /// Registers the throwing `@MainActor` `handler`, which receives the owner with each event and
     /// decides whether the post goes on. An error it throws counts as
     /// ``EventPropagation/continue`` and goes to the node's
-    /// ``MainActorEventNode/handlerErrorHandler``, on the main actor.
+    /// ``EventConfigurable/handlerErrorHandler``, on the main actor.
     ///
     /// ```swift
     /// @MainActor final class Form {

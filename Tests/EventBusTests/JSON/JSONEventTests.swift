@@ -21,6 +21,19 @@ struct JSONEventTests {
         #expect(Set([event, decoded]).count == 1)
     }
 
+    @Test("JSONEvent decodes its documented form, and a form with a key missing throws")
+    func decodesItsForm() throws {
+        let json = #"{"id": "cart.updated", "payload": {"count": 3}}"#
+        let event = try JSONDecoder().decode(JSONEvent.self, from: Data(json.utf8))
+        #expect(event == JSONEvent(id: "cart.updated", payload: ["count": 3]))
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(JSONEvent.self, from: Data(#"{"id": "x"}"#.utf8))
+        }
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(JSONEvent.self, from: Data(#"{"payload": 1}"#.utf8))
+        }
+    }
+
     @Test("JSONValue decodes arbitrary JSON and keeps int and double apart")
     func decodesJSON() throws {
         let json = #"{"a": [1, 2.5, "x", null, true, {"b": false}]}"#

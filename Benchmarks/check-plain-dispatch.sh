@@ -25,6 +25,7 @@ CEILINGS=(
     "subscribe+dispose_existing=1k_EventBus 110000 1905"
     "subscribe+dispose_keyed_existing=10k_EventBus 20000 2812"
     "chain_depth=1_EventNode 20000 1663"
+    "policies_sticky-latest-10_EventBus 20000 4200"  # a sticky dispatch to 10: 4,037 once its store was no longer generic (about 16,000 before: the unspecialized store looked its types' metadata up at every step)
     "chain_depth=20_EventNode 5000 6580"  # issue 29's bound: 6,268 before it, + 5 % (the registry's operations returning their after-unlock work: ~6 instructions a hop)
 )
 

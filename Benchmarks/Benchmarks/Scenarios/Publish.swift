@@ -66,6 +66,19 @@ func publishScenarios() -> [Scenario] {
                 }
             },
 
+            // 2a. EventBus, synchronous `next` given a closure value (a stored function, not a
+            // literal), whose per-subscriber cost is checked against the floor as the literal's is.
+            Scenario("publish N=\(n) EventBus-closure-value") {
+                let bus = EventBus()
+                let sink = Sink()
+                let handler: @Sendable (Tick) -> Void = { sink.take($0.value) }
+                for _ in 0..<n { _ = bus.on(Tick.self).next(handler) }
+                bus.dispatch(Tick(value: 0))
+                return Workload { operations in
+                    for i in 0..<operations { bus.dispatch(Tick(value: i)) }
+                }
+            },
+
             // 2b. EventBus, owner-bound: `freeWith(owner).next { owner, event in }`.
             Scenario("publish N=\(n) EventBus-owner-bound") {
                 let bus = EventBus()

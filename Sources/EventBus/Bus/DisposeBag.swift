@@ -62,6 +62,6 @@ public final class DisposeBag: Sendable {
     /// bag.dispose()   // e.g. when a screen disappears
     /// ```
     public func dispose() {
-        tokens.removeAll().forEachValue { token in token.pointee.dispose(reason: .bagDisposed) }
+        tokens.removeAll().visitValues { token in token.dispose(reason: .bagDisposed) }
     }
 }

@@ -54,9 +54,8 @@ public protocol Event: Sendable {
     ///
     /// A requirement rather than a plain extension property so that the conversion is compiled,
     /// specialized, into each event type's conformance: the bus's unspecialized generic code (a
-    /// chain post, a sticky or queued dispatch) then reads the key with one call. Measured as a
-    /// `package` extension property instead, a chain post from depth 1 cost 20 % more (callgrind:
-    /// 1,621 → 1,952 instructions; Benchmarks/README.md). Underscored, it stays out of the docs.
+    /// chain post, a sticky or queued dispatch) then reads the key with one call (the measurement:
+    /// Benchmarks/README.md, "Performance notes"). Underscored, it stays out of the docs.
     var _routingKey: String? { get }
 }
 

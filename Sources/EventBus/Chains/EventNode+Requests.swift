@@ -20,15 +20,15 @@ extension EventNode {
         return registerAnswerer(R.self, file: file, line: line) { slot in
             guard sequence > slot.after else { return .continue }
             do {
-                switch try answerer(slot.request.pointee) {
+                switch try answerer(slot.request) {
                 case .answer(let response):
-                    slot.state.pointee = .answered(response)
+                    slot.state = .answered(response)
                     return .stop
                 case .pass:
                     return .continue
                 }
             } catch {
-                slot.state.pointee = .failed(error)
+                slot.state = .failed(error)
                 return .stop
             }
         }
@@ -55,7 +55,7 @@ extension EventNode {
         let sequence = AnswerSequence.next()
         return registerAnswerer(R.self, file: file, line: line) { slot in
             guard sequence > slot.after else { return .continue }
-            slot.state.pointee = .async(sequence: sequence, answer: answerer)
+            slot.state = .async(sequence: sequence, answer: answerer)
             return .stop
         }
     }
@@ -86,8 +86,8 @@ extension EventNode {
     public func request<R: Request>(_ request: R) throws -> R.Response {
         let slotType = ObjectIdentifier(AnswerSlot<R>.self)  // a run-time look-up: once per request
         return try ChainRoute.with(from: self) { route in
-            for depth in route.indices {
-                switch Self.ask(request, at: route[depth], slotType: slotType, after: 0) {
+            for (depth, node) in route.enumerated() {
+                switch AnswerSlot.ask(request, at: node, slotType: slotType, after: 0) {
                 case .none: continue
                 case .answered(let response): return response
                 case .failed(let error): throw error
@@ -125,7 +125,7 @@ extension EventNode {
         for node in route {
             var after: UInt64 = 0
             while true {
-                switch Self.ask(request, at: node, slotType: slotType, after: after) {
+                switch AnswerSlot.ask(request, at: node, slotType: slotType, after: after) {
                 case .none: break
                 case .answered(let response): return response
                 case .failed(let error): throw error
@@ -140,21 +140,5 @@ extension EventNode {
             }
         }
         throw ChainRequestError.unanswered(request: String(reflecting: R.self), route: route.map(\.name))
-    }
-
-    /// Asks `node`'s answerers whose sequence number is above `after` (`slotType`: `AnswerSlot<R>`).
-    private static func ask<R: Request>(
-        _ request: R, at node: ChainRoute.Stop, slotType: ObjectIdentifier, after: UInt64
-    ) -> AnswerState<R> {
-        var state = AnswerState<R>.none
-        guard node.bus.core.chainInterest(slotType, slotType).first else { return state }
-        withUnsafePointer(to: request) { request in
-            withUnsafeMutablePointer(to: &state) { state in
-                withUnsafePointer(to: AnswerSlot(request: request, state: state, after: after)) {
-                    _ = node.bus.core.post(at: $0, key: nil)
-                }
-            }
-        }
-        return state
     }
 }

@@ -231,9 +231,9 @@ public final class EventNode: EventConfigurable, Sendable {
         SubscriberMaker<InterceptedEvent<E>, Never, EventDelivery.Synchronous>(bus: bus).handle(file: file, line: line)
         {
             slot in
-            switch interceptor(slot.event.pointee) {
+            switch interceptor(slot.event) {
             case .forward(let value):
-                slot.event.pointee = value
+                slot.event = value
                 return .continue
             case .drop:
                 return .stop
@@ -275,54 +275,8 @@ public final class EventNode: EventConfigurable, Sendable {
         ChainRoute.with(from: self) { route in Self.post(event, along: route) }
     }
 
-    /// Delivers `event` along `route`; see ``post(_:)``.
-    static func post<E: Event>(_ event: E, along route: UnsafeBufferPointer<ChainRoute.Stop>) -> ChainOutcome {
-        var event = event
-        // One address for the whole route: interceptors change the event there, handlers read it.
-        return withUnsafeMutablePointer(to: &event) { post(at: $0, along: route) }
-    }
-
-    /// ``post(_:along:)`` for the event at `event`, which interceptors may change in place.
-    private static func post<E: Event>(
-        at event: UnsafeMutablePointer<E>, along route: UnsafeBufferPointer<ChainRoute.Stop>
-    ) -> ChainOutcome {
-        var delivered = 0
-        var ending: ChainOutcome?
-        // Looked up once: a generic type's metadata is a run-time look-up in unspecialized code.
-        let interceptorType = ObjectIdentifier(InterceptedEvent<E>.self)
-        let eventType = ObjectIdentifier(E.self)
-        for depth in route.indices {
-            let core = route[depth].bus.core
-            let ended = ending != nil
-            let interest = core.chainInterest(interceptorType, eventType)
-            var reached = 0
-            if interest.first && !ended {
-                let interception = withUnsafePointer(to: InterceptedEvent(event: event)) {
-                    core.post(at: $0, key: nil)
-                }
-                if interception.isStopped { ending = .dropped(atDepth: depth, delivered: 0) }
-            }
-            if interest.second {
-                // After a stop or a drop, only the monitors' walk (as a bus dispatch's after a stop).
-                let tally = core.post(at: event, key: event.pointee.routingKey, monitorsOnly: ending != nil)
-                reached = tally.reached
-                if ending == nil && tally.isStopped { ending = .stopped(atDepth: depth, delivered: 0) }
-            }
-            delivered += reached
-            if let tracer = interest.tracer {
-                let status = Self.status(ended: ended, ending)
-                tracer(.chainHop(Self.hop(E.self, at: route[depth], depth: depth, reached: reached, status)))
-            }
-        }
-        switch ending {
-        case .stopped(let depth, _): return .stopped(atDepth: depth, delivered: delivered)
-        case .dropped(let depth, _): return .dropped(atDepth: depth, delivered: delivered)
-        default: return delivered == 0 ? .unhandled : .delivered(count: delivered)
-        }
-    }
-
     /// The trace record of a post at one node of its route.
-    private static func hop(
+    static func hop(
         _ type: Any.Type, at stop: ChainRoute.Stop, depth: Int, reached: Int, _ status: TraceRecord.ChainHop.Status
     ) -> TraceRecord.ChainHop {
         TraceRecord.ChainHop(type: type, node: stop.name, depth: depth, delivered: reached, status: status)
@@ -330,7 +284,7 @@ public final class EventNode: EventConfigurable, Sendable {
 
     /// A hop's status: `ended` if the post had ended before this node, else what `ending` (how it
     /// ended here, if it did) says.
-    private static func status(ended: Bool, _ ending: ChainOutcome?) -> TraceRecord.ChainHop.Status {
+    static func status(ended: Bool, _ ending: ChainOutcome?) -> TraceRecord.ChainHop.Status {
         switch ending {
         case _ where ended: .ended
         case .stopped?: .stopped

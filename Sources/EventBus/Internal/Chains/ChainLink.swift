@@ -42,14 +42,16 @@ final class ChainLink: @unchecked Sendable {
     /// Whether the node is deallocated; its children list is then empty and never read again (its
     /// former children's sibling pointers are stale: nobody follows them, see `removeChild`).
     var gone = false
-    // unowned(unsafe): a link is listed only while its node is alive (the node's deinit unlists it,
-    // under `ChainTree.lock`, before the node lets the link go), and these are only read under it.
+    // unowned: a link is listed only while its node is alive (the node's deinit unlists it, under
+    // `ChainTree.lock`, before the node lets the link go), and these are only read under it.
+    // Checked references: a stale one (a gone link's former children's siblings, never followed)
+    // keeps only the dead link's memory until it is overwritten, and following one would trap.
     /// The first and last of the mounted children, in the order they were mounted.
-    unowned(unsafe) var firstChild: ChainLink?
-    unowned(unsafe) var lastChild: ChainLink?
+    unowned var firstChild: ChainLink?
+    unowned var lastChild: ChainLink?
     /// The neighbours in the parent's children list.
-    unowned(unsafe) var previousSibling: ChainLink?
-    unowned(unsafe) var nextSibling: ChainLink?
+    unowned var previousSibling: ChainLink?
+    unowned var nextSibling: ChainLink?
 
     init(name: String, bus: EventBus, providedParent: (@Sendable () -> EventNode?)?) {
         self.name = name
@@ -82,31 +84,5 @@ final class ChainLink: @unchecked Sendable {
         } else {
             lastChild = child.previousSibling
         }
-    }
-
-    /// What a walk reads of a link: its bus and mounted parent, retained for their stops, whether
-    /// it has a provided parent, and when its parent last changed.
-    struct Hop {
-        var bus: Unmanaged<EventBus>?
-        var parent: Unmanaged<ChainLink>?
-        var providesParent: Bool
-        var changed: Int
-    }
-
-    /// Reads the ``Hop`` under the link's lock (where the link keeps its bus and parent alive until
-    /// they are retained). O(1).
-    func hop() -> Hop {
-        state.withLock { state in
-            Hop(
-                bus: state.bus.map { .passRetained($0) }, parent: state.parent.map { .passRetained($0) },
-                providesParent: state.providedParent != nil, changed: state.changed)
-        }
-    }
-
-    /// The node the provided parent returns, its link retained (the closure is asked with no lock
-    /// held: user code); `nil` without one.
-    var providedParentLink: Unmanaged<ChainLink>? {
-        guard let provide = state.withLock(\.providedParent), let node = provide() else { return nil }
-        return .passRetained(node.link)
     }
 }

@@ -10,7 +10,6 @@ extension BusCore {
     }
 
     /// Hands `record` to the tracer, if there is one (read under the lock, called outside it).
-    @inline(never)
     func trace(_ record: @autoclosure () -> TraceRecord) {
         guard let tracer else { return }
         tracer(record())
@@ -30,7 +29,6 @@ extension BusCore {
 
     /// Hands a dead event to the dead-event handler, if there is one. (Only events are dispatched
     /// with a bus, so the cast never fails.)
-    @inline(never)
     func reportDead(_ event: some Sendable, key: String?) {
         guard let handler = deadEventHandler, let event = event as? any Event else { return }
         handler(DeadEvent(event: event, key: key))

@@ -76,7 +76,6 @@ extension BusCore {
     /// and takes the mailbox's lock. A subscription whose replay is enqueued registers *gated*
     /// (``MailboxLane``): the live deliveries that reach it before its replay is enqueued wait
     /// behind it.
-    @inline(never)
     private func subscribeReplaying<E: Sendable>(
         _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, deliversNow: Bool, bus: EventBus
     ) -> EventToken {
@@ -88,7 +87,7 @@ extension BusCore {
         if !deliversNow, let typed = node as? Subscription<E> {
             enqueueReplay(replay, to: typed)
         } else {
-            deliverReplay(replay, to: node)
+            deliverReplay(replay, of: E.self, to: node)
             // A main-actor subscription made on the main thread replays there, but was gated for
             // its off-main deliveries: they may run now.
             (node as? Subscription<E>)?.liftReplayGate()
@@ -98,14 +97,14 @@ extension BusCore {
 
     /// Enqueues `replay` to `node`'s lane, ahead of its live deliveries; each `.untilDelivered`
     /// event is held until its delivery is over (received if its handler ran).
-    private func enqueueReplay<E: Sendable>(_ replay: [StickyStore<E>.Entry], to node: Subscription<E>) {
+    private func enqueueReplay<E: Sendable>(_ replay: [StickyStore.Entry], to node: Subscription<E>) {
         let holds = replay.map { entry in
             entry.takeOnce
                 ? StickyHold(
                     typeID: ObjectIdentifier(E.self), key: entry.key, sequence: entry.sequence, container: self)
                 : nil
         }
-        let outcomes = node.enqueueReplay(replay.map(\.event), holds: holds) ?? []
+        let outcomes = node.enqueueReplay(replay.map { $0.event(as: E.self) }, holds: holds) ?? []
         for (hold, outcome) in zip(holds, outcomes) {
             guard let hold else { continue }
             endHolding(hold, received: outcome.ranHandler, enqueued: outcome == .enqueued ? 1 : 0)
@@ -114,10 +113,12 @@ extension BusCore {
 
     /// Delivers `replay` to `node` on this thread, in order, stopping at the first that does not
     /// reach it; settles the `.untilDelivered` events it held.
-    private func deliverReplay<E: Sendable>(_ replay: [StickyStore<E>.Entry], to node: SubscriptionNode) {
+    private func deliverReplay<E: Sendable>(
+        _ replay: [StickyStore.Entry], of _: E.Type, to node: SubscriptionNode
+    ) {
         var delivered = 0
         for entry in replay {
-            let outcome = node.deliver(event: entry.event)
+            let outcome = node.deliver(event: entry.event(as: E.self))
             // Ended or owner gone: the rest would not be delivered either.
             guard outcome.isReached else {
                 if outcome == .ownerGone { reclaim(CollectionOfOne(node.handle)) }
@@ -148,8 +149,7 @@ extension BusCore {
     }
 
     /// After a dispatch that held an `.untilDelivered` event: ends `hold` (see
-    /// `Registry.endHolding`). Not inlined: it is off the plain dispatch path.
-    @inline(never)
+    /// `Registry.endHolding`).
     func endHolding(_ hold: StickyHold, received: Bool, enqueued: Int) {
         withRegistry { registry in registry.endHolding(hold, received: received, enqueued: enqueued) }
     }

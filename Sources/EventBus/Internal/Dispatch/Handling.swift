@@ -21,9 +21,10 @@ enum Handling<E: Sendable> {
     ) -> Handling<E> {
         weak let owner = owner
         return .isolated(MailboxLane.isolated(handler)) { directory in
-            // The owner of an `isolated(to:)` maker is only ever an `A` (its `Owner`).
+            // The owner of an `isolated(to:)` maker is only ever an `A` (its `Owner`): the cast
+            // cannot fail, and is checked (once per subscription, not per delivery).
             guard let actor = owner else { return nil }
-            return directory.mailbox(for: unsafeDowncast(actor, to: A.self))
+            return directory.mailbox(for: actor as! A)
         }
     }
 

@@ -20,7 +20,7 @@ final class Bucket {
     /// The supertypes the event type is also delivered as; set at creation.
     let supertypes: (any SupertypeDelivering)?
     /// The type's sticky events, made by the first sticky dispatch.
-    @exclusivity(unchecked) var sticky: (any StickySlots)?
+    @exclusivity(unchecked) var sticky: StickyStore?
     /// Whether the bucket is in the registry's queue of empty buckets, and when it was queued.
     @exclusivity(unchecked) var emptySince: UInt64?
     /// Bit `2 * l` is set while a node (live or pinned) is linked at level `l`, keyed or not: a

@@ -61,10 +61,17 @@ extension BusCore {
     }
 
     /// A chain hop: delivers the event at `event` to this node's subscribers of `key` and the
-    /// unkeyed ones (only the monitors, after a stop), past any hooks.
+    /// unkeyed ones, past any hooks.
     @discardableResult
-    func post<E: Sendable>(at event: UnsafePointer<E>, key: String?, monitorsOnly: Bool = false) -> Tally {
-        let request = DispatchRequest(bus: nil, bypassingHooks: true, monitorsOnly: monitorsOnly, asSupertypes: false)
+    func post<E: Sendable>(at event: UnsafePointer<E>, key: String?) -> Tally {
+        dispatch(event, key: key, DispatchRequest(bus: nil, bypassingHooks: true, asSupertypes: false))
+    }
+
+    /// A chain hop after a stop or a drop: delivers the event at `event` to this node's monitors of
+    /// `key` and the unkeyed ones only.
+    @discardableResult
+    func postToMonitors<E: Sendable>(at event: UnsafePointer<E>, key: String?) -> Tally {
+        let request = DispatchRequest(bus: nil, bypassingHooks: true, monitorsOnly: true, asSupertypes: false)
         return dispatch(event, key: key, request)
     }
 
@@ -116,7 +123,7 @@ extension BusCore {
             }
             if let hold = dispatch.hold {
                 // Received if a handler ran; the deliveries it enqueued say later whether theirs did.
-                endHolding(hold.takeRetainedValue(), received: tally.reached > tally.enqueued, enqueued: tally.enqueued)
+                endHolding(hold, tally)
             }
             return (tally, start.reports)
         }
@@ -208,6 +215,15 @@ extension BusCore {
     // Unmanaged: see `Dispatch.hold`.
     private func makeHold(_ typeID: ObjectIdentifier, key: String?, sequence: UInt64) -> Unmanaged<StickyHold> {
         Unmanaged.passRetained(StickyHold(typeID: typeID, key: key, sequence: sequence, container: self))
+    }
+
+    /// After a dispatch that held an `.untilDelivered` event: releases its hold, received if a
+    /// handler ran (the deliveries it enqueued say later whether theirs did). Off the dispatch's
+    /// frame.
+    @inline(never)
+    // Unmanaged: the dispatch's hold (see `Dispatch.hold`), released here.
+    private func endHolding(_ hold: Unmanaged<StickyHold>, _ tally: Tally) {
+        endHolding(hold.takeRetainedValue(), received: tally.reached > tally.enqueued, enqueued: tally.enqueued)
     }
 
     /// What ``report(_:_:key:_:)`` reports of a dispatch. More than 4 words, so passed by address:

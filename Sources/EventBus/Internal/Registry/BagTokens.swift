@@ -19,7 +19,7 @@ final class BagTokens: Sendable {
     func insert(_ token: EventToken) {
         // An emptied table is released after unlocking.
         _ = tokens.withLock { tokens in
-            tokens.value(forKey: token.id, default: token).pointee = token
+            tokens.updateValue(token, forKey: token.id)
             return tokens.takeSpentTable()
         }
     }

@@ -10,21 +10,21 @@
 /// and is moved there when its old deadline comes, O(log n), at most once per deadline a dispatch
 /// set); an earlier deadline O(log n); removing an item O(log n).
 ///
-/// A reference type shared by the registry and its sticky stores. Touched only under the bus lock, so
-/// its fields, and its items', need no run-time exclusivity checks (the registry reads `isEmpty` on
-/// every operation).
+/// A reference type shared by the registry and its sticky stores, touched only under the bus lock.
+/// Plain safe Swift (its fields keep their run-time exclusivity checks): the registry reads
+/// `isEmpty` only while it keeps sticky events, so a bus without them never touches it.
 final class ExpiryQueue {
     /// A slot's place in the queue.
     final class Item {
         let typeID: ObjectIdentifier
         let key: String?
         /// When the slot's event expires, on the bus's sticky clock.
-        @exclusivity(unchecked) fileprivate(set) var deadline: UInt64
+        fileprivate(set) var deadline: UInt64
         /// The deadline the item is ordered by in the heap: `deadline`, or an earlier one that a
         /// later dispatch postponed without moving the item (it moves when this one comes).
-        @exclusivity(unchecked) fileprivate var queuedAt: UInt64
+        fileprivate var queuedAt: UInt64
         /// The item's index in the heap; `nil` once removed.
-        @exclusivity(unchecked) fileprivate var position: Int?
+        fileprivate var position: Int?
 
         fileprivate init(typeID: ObjectIdentifier, key: String?, deadline: UInt64) {
             self.typeID = typeID
@@ -44,7 +44,7 @@ final class ExpiryQueue {
         case postponed
     }
 
-    @exclusivity(unchecked) private var heap: [Item] = []
+    private var heap: [Item] = []
 
     var isEmpty: Bool { heap.isEmpty }
     var count: Int { heap.count }

@@ -11,7 +11,7 @@ struct RingBuffer<Element>: RandomAccessCollection {
     var endIndex: Int { count }
 
     subscript(position: Int) -> Element {
-        storage[slot(of: position)].unsafelyUnwrapped  // every position below `count` holds one
+        storage[slot(of: position)]!  // every position below `count` holds one
     }
 
     /// Appends `element` after the last, growing the storage if it is full: doubling, but to at
@@ -30,7 +30,7 @@ struct RingBuffer<Element>: RandomAccessCollection {
 
     /// Removes and returns the first (oldest) element; it must have one.
     mutating func removeFirst() -> Element {
-        let element = storage[head].take().unsafelyUnwrapped
+        let element = storage[head].take()!
         head = head + 1 == storage.count ? 0 : head + 1
         count -= 1
         return element
@@ -39,7 +39,7 @@ struct RingBuffer<Element>: RandomAccessCollection {
     /// Removes and returns the last (newest) element; it must have one.
     mutating func removeLast() -> Element {
         count -= 1
-        return storage[slot(of: count)].take().unsafelyUnwrapped
+        return storage[slot(of: count)].take()!
     }
 
     /// Changes the first element in place; it must have one.

@@ -93,8 +93,6 @@ struct Authenticator: Sendable {
     /// The first 8 bytes of the SHA-256 of `text`, to tell two envelopes with the same (origin,
     /// sequence) apart.
     static func digest(_ text: String) -> UInt64 {
-        SHA256.hash(data: Data(text.utf8)).withUnsafeBytes { bytes in
-            bytes.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
-        }
+        SHA256.hash(data: Data(text.utf8)).prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
     }
 }

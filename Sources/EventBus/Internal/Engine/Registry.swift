@@ -336,8 +336,16 @@ struct Registry {
         if emptyBucketsHead < emptyBuckets.count { removeOneEmptyBucket() }
         // A queued item is a kept event's, so counted: no sticky event, no look at the queue (a
         // load fewer for every operation of a bus without any).
-        if stickyCount != 0 && !expiries.isEmpty { expireSticky(limit: Self.expiriesPerOperation) }
+        if stickyCount != 0 { expireStickyStep() }
         if ownedCount > 0 { pickForSweep(work, times: times) }
+    }
+
+    /// `tick`'s share of the sticky expiries, when there are sticky events. Not inlined: reading
+    /// the queue (whose accesses are checked for exclusivity) would reserve a record in the frame of
+    /// every operation, the dispatch's among them.
+    @inline(never)
+    private mutating func expireStickyStep() {
+        if !expiries.isEmpty { expireSticky(limit: Self.expiriesPerOperation) }
     }
 
     /// `tick`'s share of the sweep checks, when there are owned nodes. Not inlined: an operation on
@@ -411,7 +419,7 @@ struct Registry {
     /// the hooks refused it. O(keys + events returned).
     mutating func subscribeReplaying<E: Sendable>(
         _ primary: SubscriptionNode, of _: E.Type, traits: SubscriptionTraits, bus: EventBus?
-    ) -> (node: SubscriptionNode, replay: [StickyStore<E>.Entry])? {
+    ) -> (node: SubscriptionNode, replay: [StickyStore.Entry])? {
         // Unmanaged: see `link`.
         guard let node = link(primary, of: E.self, traits: traits, bus: bus)?.takeUnretainedValue() else { return nil }
         if hasTracer { afterUnlock.trace(node, ended: nil) }
@@ -701,37 +709,44 @@ struct Registry {
     // MARK: Sticky events
 
     /// The sticky events of `E`, if it has a bucket with any.
-    func stickyStore<E: Sendable>(of _: E.Type) -> StickyStore<E>? {
-        guard let sticky = buckets[ObjectIdentifier(E.self)]?.sticky else { return nil }
-        // unsafeDowncast: a bucket's store holds events of the bucket's type (`storeSticky`).
-        return unsafeDowncast(sticky, to: StickyStore<E>.self)
+    func stickyStore<E: Sendable>(of _: E.Type) -> StickyStore? {
+        buckets[ObjectIdentifier(E.self)]?.sticky
     }
 
     /// Keeps the event at `event` (of `bucket`'s type, key `key`) as `keeping.policy` says; the
     /// events it replaces are released after unlocking. `keeping.mayBeReceived`: whether the
     /// dispatch found a live subscriber; an `.untilDelivered` event is then held until the dispatch, once delivered,
     /// settles it (``endHolding(_:received:enqueued:)``), and its sequence is
-    /// returned (0 otherwise). Not inlined: the plain dispatch path stays free of the store's
-    /// generic types (their metadata look-ups would cost every dispatch).
+    /// returned (0 otherwise). Not inlined: the plain dispatch path stays short.
     @inline(never)
     mutating func storeSticky<E: Sendable>(
         _ event: UnsafePointer<E>, key: String?, _ keeping: (policy: StickyPolicy, mayBeReceived: Bool),
         in bucket: Bucket
     ) -> UInt64 {
+        storeSticky(event.pointee, key: key, keeping, in: bucket)
+    }
+
+    /// ``storeSticky(_:key:_:in:)`` for the event boxed: the rest is not generic (unspecialized
+    /// generic code would look its types' metadata up at every step, which cost more than the
+    /// rest of a sticky dispatch).
+    private mutating func storeSticky(
+        _ event: any Sendable, key: String?, _ keeping: (policy: StickyPolicy, mayBeReceived: Bool),
+        in bucket: Bucket
+    ) -> UInt64 {
         let (policy, mayBeReceived) = keeping
-        let store: StickyStore<E>
+        let store: StickyStore
         if let sticky = bucket.sticky {
-            // unsafeDowncast: as in `stickyStore(of:)`.
-            store = unsafeDowncast(sticky, to: StickyStore<E>.self)
+            store = sticky
         } else {
-            store = StickyStore<E>(expiries: expiries)
+            store = StickyStore(of: bucket.typeID, expiries: expiries)
             bucket.sticky = store
         }
         stickySequence += 1
-        let now = clock.now
+        // Only a TTL needs the time.
+        let now: UInt64
+        if case .latestWithTTL = policy.kind { now = clock.now } else { now = 0 }
         let before = store.count
-        let replaced = store.store(
-            event.pointee, key: key, keeping, stamp: (sequence: stickySequence, now: now))
+        let replaced = store.store(event, key: key, keeping, stamp: (sequence: stickySequence, now: now))
         stickyCount += store.count - before
         if let replaced { afterUnlock.release(replaced) }
         guard case .untilDelivered = policy.kind, mayBeReceived else { return 0 }
@@ -777,19 +792,24 @@ struct Registry {
 
     /// Read: the latest kept event of `E` and `key` that is live and not held, if any. O(1).
     mutating func latestSticky<E: Sendable>(of _: E.Type, key: String?) -> E? {
-        withStore(of: E.self) { store, now, after in store.latest(of: key, now: now, after: &after)?.event } ?? nil
+        withStore(of: E.self) { store, now, after in store.latest(of: key, now: now, after: &after)?.event(as: E.self) }
+            ?? nil
     }
 
     /// Read: the kept events of `E` and `key` that are live and not held, oldest first. O(events).
     mutating func stickyEvents<E: Sendable>(of _: E.Type, key: String?) -> [E] {
-        withStore(of: E.self) { store, now, after in store.entries(of: key, now: now, after: &after).map(\.event) }
+        withStore(of: E.self) { store, now, after in
+            store.entries(of: key, now: now, after: &after).map { $0.event(as: E.self) }
+        }
             ?? []
     }
 
     /// Take: removes and returns the latest kept event of `E` and `key` that is live and not held.
     /// O(1).
     mutating func takeSticky<E: Sendable>(of _: E.Type, key: String?) -> E? {
-        withStore(of: E.self) { store, now, after in store.takeLatest(of: key, now: now, after: &after)?.event } ?? nil
+        withStore(of: E.self) { store, now, after in
+            store.takeLatest(of: key, now: now, after: &after)?.event(as: E.self)
+        } ?? nil
     }
 
     /// Remove: lets go of every kept event of `E` and `key`, held ones included; returns how many
@@ -803,7 +823,7 @@ struct Registry {
     /// time and ``afterUnlock``, then accounts for what it removed and queues the bucket for
     /// removal if it is now empty.
     private mutating func withStore<E: Sendable, R>(
-        of _: E.Type, _ body: (StickyStore<E>, UInt64, inout AfterUnlock) -> R
+        of _: E.Type, _ body: (StickyStore, UInt64, inout AfterUnlock) -> R
     ) -> R? {
         expireSticky(limit: Self.expiriesPerOperation)
         guard let bucket = buckets[ObjectIdentifier(E.self)], let store = stickyStore(of: E.self) else { return nil }

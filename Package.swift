@@ -18,6 +18,9 @@ let package = Package(
     ],
     products: [
         .library(name: "EventBus", targets: ["EventBus"]),
+        // JSON events (`JSONEvent`, `JSONValue`): for modules that agree on ids and JSON rather
+        // than on event types. Apart, since nothing in the bus needs them.
+        .library(name: "EventBusJSON", targets: ["EventBusJSON"]),
         // The NotificationCenter bridge, apart so that the core links no Foundation (as swift-nio
         // keeps NIOFoundationCompat apart).
         .library(name: "EventBusFoundation", targets: ["EventBusFoundation"]),
@@ -33,6 +36,11 @@ let package = Package(
         .target(
             name: "EventBus",
             dependencies: ["_EventBusShims"],
+            swiftSettings: upcomingFeatures
+        ),
+        .target(
+            name: "EventBusJSON",
+            dependencies: ["EventBus"],
             swiftSettings: upcomingFeatures
         ),
         .target(
@@ -52,7 +60,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EventBusTests",
-            dependencies: ["EventBus", "EventBusFoundation"],
+            dependencies: ["EventBus", "EventBusFoundation", "EventBusJSON"],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

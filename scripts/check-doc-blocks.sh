@@ -87,7 +87,7 @@ class Build:
         self.flags = ["-swift-version", "6", "-diagnostic-style", "llvm", "-I", str(self.modules), "-I", str(shims)]
 
 
-root_build = Build(build, ["_EventBusShims", "EventBus", "EventBusFoundation"])
+root_build = Build(build, ["_EventBusShims", "EventBus", "EventBusFoundation", "EventBusJSON"])
 builds = {pathlib.Path("Integrations/EventBusLogging/README.md"):
           Build(logging_build, ["_EventBusShims", "EventBus", "Logging", "EventBusLogging"])}
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds both DocC catalogs with warnings as errors, so that every ``symbol`` link in the articles
-# and doc comments must resolve, and prints the abstract coverage of both:
+# Builds the DocC catalogs (EventBus, EventBusFoundation, EventBusJSON) with warnings as errors, so that every
+# ``symbol`` link in the articles and doc comments must resolve, and prints the abstract coverage of each:
 #
 #   - Sources/EventBus/Documentation.docc against the EventBus symbol graph;
 #   - Sources/EventBusFoundation/Documentation.docc against the EventBusFoundation symbol graphs:
@@ -13,8 +13,10 @@
 #     links, ``/EventBus/SubscriberMaker/atQueue(_:)``, which DocC resolves in the core's archive,
 #     passed as a dependency (its experimental external link support, as swift-docc-plugin's combined
 #     documentation uses it).
+#   - Sources/EventBusJSON/Documentation.docc against the EventBusJSON symbol graphs, the same way
+#     (its deprecated `EventBus.JSONValue` aliases are an extension of the core's class).
 #
-# Every public type, member and global of both modules must have a summary (DocC's abstract
+# Every public type, member and global of the three modules must have a summary (DocC's abstract
 # coverage, 100 %), and so must every public symbol of EventBusTesting (which has no catalog: its
 # symbol graph is read): below that the check fails and lists what has none, with its file and line.
 # Members the compiler synthesizes from another module's protocol extensions (Collection's
@@ -30,14 +32,15 @@ trap 'rm -rf "$work"' EXIT
 scratch=${DOCS_SCRATCH_PATH:-.build-docs}
 
 # One build emits the graphs of EventBus and EventBusFoundation (and EventBusFoundation's extensions);
-# a second, with the same flags, adds EventBusTesting's (EventBus is not rebuilt).
-for target in EventBusFoundation EventBusTesting; do
+# the next ones, with the same flags, add EventBusTesting's and EventBusJSON's (EventBus is not rebuilt).
+for target in EventBusFoundation EventBusTesting EventBusJSON; do
     swift build --target "$target" -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir \
         -Xswiftc "$work/symbols" -Xswiftc -emit-extension-block-symbols -Xswiftc -symbol-graph-skip-synthesized-members \
         --scratch-path "$scratch" \
         >"$work/build.log" 2>&1 || { cat "$work/build.log"; echo "docs: FAIL (build of $target)"; exit 1; }
 done
-mkdir "$work/core" "$work/foundation" "$work/testing"
+mkdir "$work/core" "$work/foundation" "$work/testing" "$work/json"
+mv "$work"/symbols/EventBusJSON.symbols.json "$work"/symbols/EventBusJSON@*.symbols.json "$work/json/"
 mv "$work"/symbols/EventBusTesting.symbols.json "$work"/symbols/EventBusTesting@*.symbols.json "$work/testing/"
 mv "$work"/symbols/EventBusFoundation.symbols.json "$work"/symbols/EventBusFoundation@*.symbols.json "$work/foundation/"
 mv "$work"/symbols/EventBus.symbols.json "$work/core/"
@@ -98,6 +101,8 @@ convert EventBus "$work/core"
 core=$summary
 convert EventBusFoundation "$work/foundation" --dependency "$work/EventBus.doccarchive"
 foundation=$summary
+convert EventBusJSON "$work/json" --dependency "$work/EventBus.doccarchive"
+json=$summary
 
 # EventBusTesting has no catalog: its public symbols are counted in its graphs (an extension block is
 # not a symbol of its own), and one with no doc comment is listed like the catalogs' ones.
@@ -121,8 +126,8 @@ PY
 )
 undocumented+=$(tail -n +2 <<<"$testing")$'\n'
 testing=$(head -n 1 <<<"$testing")
-summaries="summaries: EventBus $core; EventBusFoundation $foundation; EventBusTesting (no catalog) $testing"
-for figure in $(grep -oE '\([0-9]+/[0-9]+\)' <<<"$core $foundation $testing"); do
+summaries="summaries: EventBus $core; EventBusFoundation $foundation; EventBusJSON $json; EventBusTesting (no catalog) $testing"
+for figure in $(grep -oE '\([0-9]+/[0-9]+\)' <<<"$core $foundation $json $testing"); do
     if ! complete "$figure"; then
         echo "Public symbols with no summary (a /// line above the declaration):"
         grep -v '^$' <<<"$undocumented" | sort -u
@@ -130,4 +135,4 @@ for figure in $(grep -oE '\([0-9]+/[0-9]+\)' <<<"$core $foundation $testing"); d
         exit 1
     fi
 done
-echo "docs: both DocC catalogs built with no warnings, every public symbol documented; $summaries"
+echo "docs: the three DocC catalogs built with no warnings, every public symbol documented; $summaries"

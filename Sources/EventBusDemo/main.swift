@@ -384,9 +384,10 @@ func eventChainsChapter() throws {
 func seeingChapter(bus: EventBus) {
     print("\n9. Seeing what happens: who listens to what, and a trace of the next events.")
     for info in bus.subscriptions { print("  listening: \(info)") }
-    bus.tracer = { record in print("  trace: \(record)") }
+    // A tracer of its own, beside any other (logging, metrics): the token removes this one only.
+    let trace = bus.addTracer { record in print("  trace: \(record)") }
     bus.dispatch(ChatMessage(room: "room-7", from: "ana", text: "still here?"))
-    bus.tracer = nil
+    trace.remove()
 
     let root = EventNode(name: "RootScreen")
     let cell = EventNode(name: "PhotoCell")

@@ -3,6 +3,12 @@
 // in the class, not in the module. These nested aliases make the qualified names resolve. The
 // generic `SubscriberMaker` and `EventStream` have none: an app rarely spells them, and a generic
 // alias would have to repeat their constraints.
+//
+// Swift 6.3's module selectors (SE-0491, no flag needed) name any of the module's declarations
+// without an alias: `EventBus::Event`, `EventBus::EventBus`. The aliases stay while the package
+// supports Swift 6.2 (its tools version), which has no selectors; `CompileChecks/QualifiedNames`
+// checks both spellings. JSON events have their own module, whose name qualifies them
+// (`EventBusJSON.JSONValue`).
 
 extension EventBus {
     /// The ``/EventBus/Event`` protocol, under a name that works where `Event` alone means another
@@ -48,34 +54,6 @@ extension EventBus {
     /// let bag = EventBus.DisposeBag()
     /// ```
     public typealias DisposeBag = _EventBusModuleNames._DisposeBag
-
-    /// The ``/EventBus/JSONValue`` type, as `EventBus.JSONValue`.
-    ///
-    /// ```swift
-    /// let payload: EventBus.JSONValue = ["count": 3]
-    /// ```
-    public typealias JSONValue = _EventBusModuleNames._JSONValue
-
-    /// The ``/EventBus/JSONObject`` type, as `EventBus.JSONObject`.
-    ///
-    /// ```swift
-    /// let members: EventBus.JSONObject = ["count": 3]
-    /// ```
-    public typealias JSONObject = _EventBusModuleNames._JSONObject
-
-    /// The ``/EventBus/JSONArray`` type, as `EventBus.JSONArray`.
-    ///
-    /// ```swift
-    /// let elements: EventBus.JSONArray = [1, 2, 3]
-    /// ```
-    public typealias JSONArray = _EventBusModuleNames._JSONArray
-
-    /// The ``/EventBus/JSONEvent`` type, as `EventBus.JSONEvent`.
-    ///
-    /// ```swift
-    /// EventBus.shared.dispatch(EventBus.JSONEvent(id: "cart.updated", payload: ["count": 3]))
-    /// ```
-    public typealias JSONEvent = _EventBusModuleNames._JSONEvent
 
     /// The ``/EventBus/EventDelivery`` markers, as `EventBus.EventDelivery`.
     ///
@@ -163,10 +141,6 @@ public enum _EventBusModuleNames {
     public typealias _EventSubscribing = EventSubscribing
     public typealias _EventToken = EventToken
     public typealias _DisposeBag = DisposeBag
-    public typealias _JSONValue = JSONValue
-    public typealias _JSONObject = JSONObject
-    public typealias _JSONArray = JSONArray
-    public typealias _JSONEvent = JSONEvent
     public typealias _EventDelivery = EventDelivery
     public typealias _EventDeliveryStyle = EventDeliveryStyle
     public typealias _NonisolatedDelivery = NonisolatedDelivery

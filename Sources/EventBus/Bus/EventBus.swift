@@ -26,7 +26,7 @@ import Dispatch
 /// Use ``shared`` for the process-wide bus, or create buses of your own (one per module, one per
 /// test) with ``init()``. A bus is thread-safe: subscribe, dispose and dispatch from any thread.
 /// Handlers never run while the bus holds its lock.
-public final class EventBus: Sendable {
+public final class EventBus: EventConfigurable, Sendable {
     /// The process-wide bus, used by `subscribe(_:)` and by most apps.
     ///
     /// ```swift
@@ -35,6 +35,10 @@ public final class EventBus: Sendable {
     public static let shared = EventBus()
 
     @usableFromInline let core: BusCore
+
+    /// The bus's tracers (``EventConfigurable/tracer`` and ``EventConfigurable/addTracer(_:)``),
+    /// composed into the core's one tracer.
+    let tracers: TracerSet
 
     /// Opaque per-bus settings for the modules that plug into the core (the NotificationCenter
     /// bridge keeps the bus's center here). Immutable.
@@ -53,6 +57,7 @@ public final class EventBus: Sendable {
     /// ```
     public init() {
         core = BusCore(clock: .system)
+        tracers = TracerSet(core: core)
         extensionConfiguration = nil
     }
 
@@ -68,19 +73,22 @@ public final class EventBus: Sendable {
     /// ```
     public init(clock: ManualEventClock) {
         core = BusCore(clock: .manual(clock))
+        tracers = TracerSet(core: core)
         extensionConfiguration = nil
     }
 
     /// Creates a bus whose plugged-in modules read `extensionConfiguration`.
     package init(extensionConfiguration: any Sendable) {
         core = BusCore(clock: .system)
+        tracers = TracerSet(core: core)
         self.extensionConfiguration = extensionConfiguration
     }
 
     deinit {
         // End every subscription, so that deliveries already enqueued do not start, and release
         // the handlers, the tracer and the error handlers (after unlocking). Tokens still hold the
-        // emptied registry, nothing else.
+        // emptied registry, nothing else; tracer tokens, the closed tracer set.
+        tracers.close()
         core.removeAll()
     }
 
@@ -242,49 +250,15 @@ public final class EventBus: Sendable {
         core.subscriptionInfos(ofTypeID: ObjectIdentifier(type))
     }
 
-    /// Receives a ``TraceRecord`` for every dispatch, subscription, end of a subscription, dead
-    /// event and handler error on this bus, after the bus let go of its lock, on the thread that
-    /// did the work. `nil` (the default): nothing is recorded, and a dispatch pays one load.
-    ///
-    /// The closure must be thread-safe; it may call into the bus (a dispatch from it is traced
-    /// too, so guard against feeding it back to itself). `Integrations/EventBusLogging` turns the
-    /// records into swift-log calls.
+    /// This bus's settings: its tracers, context propagator and handler-error handler, which
+    /// ``EventConfigurable`` offers as members of the bus itself (`bus.tracer`, `bus.addTracer(_:)`,
+    /// `bus.contextPropagator`, `bus.handlerErrorHandler`).
     ///
     /// ```swift
     /// let bus = EventBus()
-    /// bus.tracer = { record in print(record) }
-    /// bus.dispatch(LoginEvent(userID: "42"))   // prints "dispatched LoginEvent: 0 delivered, 0 enqueued"
+    /// bus.handlerErrorHandler = { failure in print(failure) }   // through this configuration
     /// ```
-    public var tracer: (@Sendable (TraceRecord) -> Void)? {
-        get { core.tracer }
-        set { core.tracer = newValue }
-    }
-
-    /// Carries a context (a trace, a request's baggage) from the dispatching task or thread to
-    /// the handlers that run elsewhere: on a queue, on the main actor (when enqueued), in an
-    /// ``EventStream/consume(isolation:_:)`` loop, and to the dispatch that
-    /// ``dispatchOnBusQueue(_:)`` and ``dispatchOnMain(_:)`` make later. See
-    /// ``EventContextPropagator``.
-    ///
-    /// `nil` (the default): nothing is captured or allocated; a delivery that leaves the
-    /// dispatching thread pays one atomic load, a synchronous one nothing. When set, each such
-    /// delivery pays one lock acquisition, the propagator's capture (on the dispatching thread)
-    /// and its restore (where the handler runs). Deliveries enqueued before a change keep the
-    /// propagator they were captured with. The one it replaces is released after the bus lets go
-    /// of its lock; a dispose behaves as without a propagator. `Integrations/EventBusTracing` sets
-    /// one for swift-distributed-tracing's `ServiceContext`.
-    ///
-    /// ```swift
-    /// let bus = EventBus()
-    /// bus.contextPropagator = TaskLocalContextPropagator(RequestID.$current)
-    /// RequestID.$current.withValue("req-7") {
-    ///     bus.dispatch(LoginEvent(userID: "42"))   // a queued handler sees "req-7" too
-    /// }
-    /// ```
-    public var contextPropagator: (any EventContextPropagator)? {
-        get { core.contextPropagator }
-        set { core.contextPropagator = newValue }
-    }
+    public var configuration: EventConfiguration { EventConfiguration(self) }
 
     /// The deliveries this bus enqueued on a queue, the main queue or an actor that have not run yet (nor
     /// found their subscription ended): what a metrics gauge of queued work samples. O(1), two
@@ -324,25 +298,6 @@ public final class EventBus: Sendable {
     public var deadEventHandler: (@Sendable (DeadEvent) -> Void)? {
         get { core.deadEventHandler }
         set { core.deadEventHandler = newValue }
-    }
-
-    /// Called with each error a throwing handler (`next { event throws in … }`) throws, on the
-    /// handler's thread and with no lock held. The error never reaches the dispatcher, and the
-    /// other subscribers still run.
-    ///
-    /// `nil` (the default): debug builds print the first error of each subscription to standard
-    /// error, release builds stay silent.
-    ///
-    /// ```swift
-    /// let bus = EventBus()
-    /// bus.handlerErrorHandler = { failure in print(failure) }
-    /// bus.on(LoginEvent.self).next { event throws in
-    ///     if event.userID.isEmpty { throw CancellationError() }
-    /// }
-    /// ```
-    public var handlerErrorHandler: (@Sendable (HandlerError) -> Void)? {
-        get { core.handlerErrorHandler }
-        set { core.handlerErrorHandler = newValue }
     }
 
     /// Delivers `event` to the subscribers of `key` and the unkeyed ones, bypassing `E`'s hooks:

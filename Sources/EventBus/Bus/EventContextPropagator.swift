@@ -2,7 +2,7 @@
 /// handlers that run later or elsewhere: on a queue, on the main actor, in a stream's consuming
 /// task, after a main-actor chain's hop, or after ``EventBus/dispatchOnBusQueue(_:)``.
 ///
-/// Set one with ``EventBus/contextPropagator`` (``EventNode/contextPropagator`` on a chain node).
+/// Set one with ``EventConfigurable/contextPropagator`` (``EventConfigurable/contextPropagator`` on a chain node).
 /// When a delivery leaves the dispatching thread, the bus calls ``capture()`` there, at once (on the
 /// dispatching thread, with no lock held), and keeps the value with the delivery; when the delivery
 /// runs, the bus calls ``restore(_:for:_:)`` on the thread that runs it, and the handler runs inside

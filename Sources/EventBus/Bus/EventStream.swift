@@ -32,7 +32,7 @@ public struct EventStream<E: Sendable>: AsyncSequence, Sendable {
 
     /// Runs `body` for each event, in order, in the calling task, until the stream finishes or the
     /// task is cancelled (as a `for await` loop over the stream), with the dispatcher's context
-    /// restored around each call when the bus has a ``EventBus/contextPropagator``: the way to
+    /// restored around each call when the bus has a ``EventConfigurable/contextPropagator``: the way to
     /// consume a stream whose handlers should continue the dispatcher's trace.
     ///
     /// Each call runs with its own event's dispatcher's context, never the consuming task's: for an

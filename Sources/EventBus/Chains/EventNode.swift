@@ -33,7 +33,7 @@
 /// node → handlers never reaches back to the owner, since owner-bound handlers receive their owner
 /// instead of capturing it. When a node is deallocated its children become roots and its
 /// subscriptions end (after the posts that are delivering to them, if any).
-public final class EventNode: Sendable {
+public final class EventNode: EventConfigurable, Sendable {
     /// The node's name in ``route``, ``treeDescription`` and request errors: usually its owner's type.
     ///
     /// ```swift
@@ -177,33 +177,17 @@ public final class EventNode: Sendable {
         bus.on(type)
     }
 
-    /// Carries a context (a trace, a request's baggage) from a post to this node's subscriptions
-    /// that run elsewhere (on a queue, or enqueued on the main actor), as
-    /// ``EventBus/contextPropagator`` on a bus. `nil` by default: each node has its own, so set it
-    /// on every node whose queued subscriptions should see the poster's context. Handlers called on
-    /// the posting thread see its context without one.
+    /// This node's settings: its tracers, context propagator and handler-error handler, which
+    /// ``EventConfigurable`` offers as members of the node (`node.tracer`, `node.addTracer(_:)`,
+    /// `node.contextPropagator`, `node.handlerErrorHandler`). A node's own, not its parent's: a
+    /// node's tracer sees the posts that reach that node.
     ///
     /// ```swift
-    /// let node = EventNode(name: "Orders")
-    /// node.contextPropagator = TaskLocalContextPropagator(RequestID.$current)
+    /// let root = EventNode(name: "Root")
+    /// root.tracer = { record in print(record) }
+    /// root.post(Liked(id: 7))   // prints "chain hop MyApp.Liked at Root (depth 0): 0 delivered"
     /// ```
-    public var contextPropagator: (any EventContextPropagator)? {
-        get { bus.contextPropagator }
-        set { bus.contextPropagator = newValue }
-    }
-
-    /// Called with each error a throwing handler on this node throws, as
-    /// ``EventBus/handlerErrorHandler`` on a bus; `nil` (the default): debug builds print the first
-    /// error of each subscription.
-    ///
-    /// ```swift
-    /// let node = EventNode()
-    /// node.handlerErrorHandler = { failure in print(failure) }
-    /// ```
-    public var handlerErrorHandler: (@Sendable (HandlerError) -> Void)? {
-        get { bus.handlerErrorHandler }
-        set { bus.handlerErrorHandler = newValue }
-    }
+    public var configuration: EventConfiguration { bus.configuration }
 
     /// The number of live subscriptions on this node (interceptors and answerers included). O(1).
     ///
@@ -222,25 +206,6 @@ public final class EventNode: Sendable {
     /// for info in node.subscriptions { print(info) }   // "#1 Liked synchronous, normal, made at …"
     /// ```
     public var subscriptions: [SubscriptionInfo] { bus.subscriptions }
-
-    /// Receives a ``TraceRecord`` for each post that reaches this node
-    /// (``TraceRecord/chainHop(_:)``: what the node did with it) and for each subscription made or
-    /// ended on it and each handler error, after the library let go of its locks, on the posting
-    /// (or disposing) thread. `nil` (the default): nothing is recorded and a post passing the node
-    /// pays nothing more; set, a post takes the node's lock to read it.
-    ///
-    /// A node's tracer sees that node only: set the same closure on each node you want to watch.
-    /// Requests are not traced.
-    ///
-    /// ```swift
-    /// let root = EventNode(name: "Root")
-    /// root.tracer = { record in print(record) }
-    /// root.post(Liked(id: 7))   // prints "chain hop MyApp.Liked at Root (depth 0): 0 delivered"
-    /// ```
-    public var tracer: (@Sendable (TraceRecord) -> Void)? {
-        get { bus.tracer }
-        set { bus.tracer = newValue }
-    }
 
     /// Registers `interceptor`, which sees each `E` reaching this node before the node's
     /// subscribers, and returns its token.

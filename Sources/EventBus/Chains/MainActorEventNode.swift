@@ -26,7 +26,7 @@ import Dispatch
 /// `@MainActor` `next` and `handle` (a post always runs on the main queue, so `.stop` ends the
 /// nodes above, as on an ``EventNode``), `freeWith`, `priority`, `monitor`, `ofType`, tokens and
 /// bags. Answerers may be `async`: `try await request(_:)` awaits them.
-public final class MainActorEventNode: Sendable {
+public final class MainActorEventNode: EventConfigurable, Sendable {
     let node: EventNode
 
     /// Creates a root node; mount it with ``mount(on:)``.
@@ -108,6 +108,17 @@ public final class MainActorEventNode: Sendable {
     /// ```
     public var treeDescription: String { node.treeDescription }
 
+    /// This node's settings, as an ``EventNode``'s: its tracers (which see the posts reaching this
+    /// node, on the main queue where they run), context propagator (which also carries a context from
+    /// a ``post(_:)`` made off the main queue to the main queue) and handler-error handler (called on
+    /// the main actor), offered by ``EventConfigurable`` as members of the node.
+    ///
+    /// ```swift
+    /// let list = MainActorEventNode(name: "List")
+    /// list.tracer = { record in print(record) }
+    /// ```
+    public var configuration: EventConfiguration { node.configuration }
+
     /// The number of live subscriptions on this node (interceptors and answerers included). O(1).
     ///
     /// ```swift
@@ -124,19 +135,6 @@ public final class MainActorEventNode: Sendable {
     /// }
     /// ```
     public var subscriptions: [SubscriptionInfo] { node.subscriptions }
-
-    /// Receives this node's ``TraceRecord``s: a ``TraceRecord/chainHop(_:)`` for each post that
-    /// reaches it (on the main queue, where posts run), and its subscriptions made and ended and
-    /// handler errors. See ``EventNode/tracer``.
-    ///
-    /// ```swift
-    /// let list = MainActorEventNode(name: "List")
-    /// list.tracer = { record in print(record) }
-    /// ```
-    public var tracer: (@Sendable (TraceRecord) -> Void)? {
-        get { node.tracer }
-        set { node.tracer = newValue }
-    }
 
     /// Starts a subscription on this node: the bus's maker delivering on the main actor
     /// (``EventDelivery/MainActorChain``), whose `@MainActor` handlers run synchronously in the post
@@ -157,31 +155,6 @@ public final class MainActorEventNode: Sendable {
     /// ```
     public func on<E: Event>(_ type: E.Type) -> SubscriberMaker<E, Never, EventDelivery.MainActorChain> {
         node.on(type).onMainActorChain()
-    }
-
-    /// Called with each error a throwing handler on this node throws, on the main actor, as
-    /// ``EventNode/handlerErrorHandler``; `nil` (the default): debug builds print the first error of
-    /// each subscription.
-    ///
-    /// ```swift
-    /// let node = MainActorEventNode(name: "Form")
-    /// node.handlerErrorHandler = { failure in print(failure) }
-    /// ```
-    public var handlerErrorHandler: (@Sendable (HandlerError) -> Void)? {
-        get { node.handlerErrorHandler }
-        set { node.handlerErrorHandler = newValue }
-    }
-
-    /// Carries a context from a ``post(_:)`` made off the main queue to the main queue, where it
-    /// runs; and to this node's subscriptions with a queue. See ``EventNode/contextPropagator``.
-    ///
-    /// ```swift
-    /// let cell = MainActorEventNode(name: "Cell")
-    /// cell.contextPropagator = TaskLocalContextPropagator(RequestID.$current)
-    /// ```
-    public var contextPropagator: (any EventContextPropagator)? {
-        get { node.contextPropagator }
-        set { node.contextPropagator = newValue }
     }
 
     /// Re-dispatches on `bus` every `E` that reaches this node (on the main queue, where the node's

@@ -1,5 +1,6 @@
-/// What a bus or a chain node did, as ``EventBus/tracer`` and ``EventNode/tracer`` receive it: one
-/// value per dispatch, subscription, end of a subscription, dead event, handler error and chain hop.
+/// What a bus or a chain node did, as its tracers (``EventConfigurable/tracer``, and every one added
+/// with ``EventConfigurable/addTracer(_:)``) receive it: one value per dispatch, subscription, end
+/// of a subscription, dead event, handler error, dropped delivery and chain hop.
 ///
 /// The tracer is called after the bus let go of its lock, on the thread that did the work (the
 /// dispatching thread for a dispatch, the thread that disposed for an end, the handler's thread
@@ -24,9 +25,9 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
     case ended(Ended)
     /// A dispatch reached nobody (see ``EventBus/deadEventHandler``).
     case deadEvent(DeadEvent)
-    /// A throwing handler threw (see ``EventBus/handlerErrorHandler``).
+    /// A throwing handler threw (see ``EventConfigurable/handlerErrorHandler``).
     case handlerError(HandlerError)
-    /// A chain post passed a node (only a node's ``EventNode/tracer`` receives these).
+    /// A chain post passed a node (only a node's ``EventConfigurable/tracer`` receives these).
     case chainHop(ChainHop)
     /// A subscription's bound (``EventBuffering``) dropped a delivery, on the dispatching thread.
     case dropped(Dropped)

@@ -1,8 +1,8 @@
-/// An error thrown by a subscriber's handler, as ``EventBus/handlerErrorHandler`` receives it.
+/// An error thrown by a subscriber's handler, as ``EventConfigurable/handlerErrorHandler`` receives it.
 ///
 /// A throwing handler (`next { event throws in … }`) never throws into the dispatcher: the error is
 /// caught, the remaining subscribers still run, and the bus hands this report to its
-/// ``EventBus/handlerErrorHandler`` on the handler's thread, with no lock held. Without a handler,
+/// ``EventConfigurable/handlerErrorHandler`` on the handler's thread, with no lock held. Without a handler,
 /// debug builds print the first error of each subscription to standard error; release builds stay
 /// silent.
 ///

@@ -10,7 +10,7 @@ extension SubscriberMaker where Delivery == EventDelivery.Isolated, Owner: Actor
     /// token is disposed or the actor is gone, enqueued deliveries included. The handler is
     /// `@Sendable`: it captures no non-Sendable state, and uses the actor it is given. If the
     /// actor is already gone, nothing is registered and the returned token is already disposed.
-    /// An error it throws goes to ``EventBus/handlerErrorHandler``, called on the actor.
+    /// An error it throws goes to ``EventConfigurable/handlerErrorHandler``, called on the actor.
     ///
     /// ```swift
     /// actor Presence {

@@ -14,7 +14,7 @@ extension SubscriberMaker where Delivery: MainActorDelivery, Owner == Never {
     /// owner, the subscription lives until the token is disposed (dropping the token does not end
     /// it; the compiler warns about a dropped result), a ``DisposeBag`` holding it is emptied or
     /// deallocated, or the bus is deallocated. Once `dispose()` has returned, no delivery starts,
-    /// not even one already enqueued. An error it throws goes to ``EventBus/handlerErrorHandler``,
+    /// not even one already enqueued. An error it throws goes to ``EventConfigurable/handlerErrorHandler``,
     /// on the main actor.
     ///
     /// ```swift
@@ -50,7 +50,7 @@ extension SubscriberMaker where Delivery: MainActorDelivery, Owner == Never {
     /// disposed (dropping the token does not end it), a ``DisposeBag`` holding it is emptied or
     /// deallocated, or the node is deallocated; once `dispose()` has returned it is not called. An
     /// error it throws never reaches the poster: it counts as `.continue` and goes to the node's
-    /// ``MainActorEventNode/handlerErrorHandler``, on the main actor.
+    /// ``EventConfigurable/handlerErrorHandler``, on the main actor.
     ///
     /// ```swift
     /// @MainActor final class Drawer { var isOpen = false }
@@ -76,7 +76,7 @@ extension SubscriberMaker where Delivery: MainActorDelivery, Owner: AnyObject & 
     /// The handler runs on the main actor, and never once the owner is gone or the token is
     /// disposed (enqueued deliveries included), so it needs no `[weak self]`: capture nothing and
     /// use `owner`. If the owner is already gone, nothing is registered and the returned token is
-    /// already disposed. An error it throws goes to ``EventBus/handlerErrorHandler``, on the main
+    /// already disposed. An error it throws goes to ``EventConfigurable/handlerErrorHandler``, on the main
     /// actor.
     ///
     /// ```swift
@@ -110,7 +110,7 @@ extension SubscriberMaker where Delivery: MainActorDelivery, Owner: AnyObject & 
     /// nothing and use `owner`. If the owner is already gone, nothing is registered and the
     /// returned token is already disposed. An error it throws counts as
     /// ``EventPropagation/continue`` and goes to the node's
-    /// ``MainActorEventNode/handlerErrorHandler``, on the main actor.
+    /// ``EventConfigurable/handlerErrorHandler``, on the main actor.
     ///
     /// ```swift
     /// @MainActor final class DrawerModel {

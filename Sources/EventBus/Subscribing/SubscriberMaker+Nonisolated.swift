@@ -36,7 +36,7 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner == Never {
     /// As the non-throwing `next` (on the dispatching thread or the ``atQueue(_:)`` queue; no call
     /// once `dispose()` has returned); an error the handler throws never reaches the dispatcher:
     /// the other subscribers still run, and the bus hands the error to its
-    /// ``EventBus/handlerErrorHandler`` on the handler's thread (without one, debug builds print
+    /// ``EventConfigurable/handlerErrorHandler`` on the handler's thread (without one, debug builds print
     /// the first error of each subscription).
     ///
     /// ```swift
@@ -68,7 +68,7 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner == Never {
     /// ``onMainActor()``, ``isolated(to:)`` or ``monitor()`` it is a compile error that says why.
     /// Combine it with ``priority(_:)`` to decide before the others. An error it throws never
     /// reaches the dispatcher: it counts as `.continue` and goes to the bus's
-    /// ``EventBus/handlerErrorHandler``, on the dispatching thread. (A ``MainActorEventNode``'s
+    /// ``EventConfigurable/handlerErrorHandler``, on the dispatching thread. (A ``MainActorEventNode``'s
     /// makers offer a `@MainActor` `handle`: its posts run on the main queue.)
     ///
     /// ```swift
@@ -93,7 +93,7 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner: AnyObject 
     /// `[weak self]`: capture nothing and use `owner`. Runs on the dispatching thread, or on the
     /// ``atQueue(_:)`` queue; for an owner isolated to the main actor, use ``onMainActor()``. If the
     /// owner is already gone, nothing is registered and the returned token is already disposed. An
-    /// error it throws goes to ``EventBus/handlerErrorHandler``, on the handler's thread.
+    /// error it throws goes to ``EventConfigurable/handlerErrorHandler``, on the handler's thread.
     ///
     /// ```swift
     /// final class Greeter: EventSubscribing, Sendable {
@@ -121,7 +121,7 @@ extension SubscriberMaker where Delivery: NonisolatedDelivery, Owner: AnyObject 
     ///
     /// Runs on the dispatching thread, before `dispatch` returns; never once the owner is gone or
     /// the token is disposed. An error it throws counts as ``EventPropagation/continue`` and goes to
-    /// the bus's ``EventBus/handlerErrorHandler``, on the dispatching thread.
+    /// the bus's ``EventConfigurable/handlerErrorHandler``, on the dispatching thread.
     ///
     /// ```swift
     /// final class Drawer: EventSubscribing, @unchecked Sendable {

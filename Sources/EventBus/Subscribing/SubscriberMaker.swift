@@ -195,7 +195,7 @@ public struct SubscriberMaker<E: Sendable, Owner, Delivery: EventDeliveryStyle> 
     ///   of its handlers runs on it (and, as for any owner, for a moment when it checks that the
     ///   owner is alive).
     /// - A handler cannot stop the dispatch (`handle` is unavailable: it runs after it). Its errors
-    ///   go to ``EventBus/handlerErrorHandler``.
+    ///   go to ``EventConfigurable/handlerErrorHandler``.
     ///
     /// Inside the actor, `subscribe(E.self)` (``EventSubscribing``) is this with `self`.
     ///

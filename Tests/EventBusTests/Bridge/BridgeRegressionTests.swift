@@ -1,3 +1,4 @@
+import EventBusJSON
 import Foundation
 import Testing
 

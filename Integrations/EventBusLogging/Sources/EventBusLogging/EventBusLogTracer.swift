@@ -14,7 +14,7 @@ public import Logging
 /// import Logging
 ///
 /// let bus = EventBus()
-/// bus.tracer = EventBusLogTracer(logger: Logger(label: "app.events"), level: .debug).tracer
+/// let logging = bus.addTracer(EventBusLogTracer(logger: Logger(label: "app.events"), level: .debug).tracer)
 /// bus.dispatch(LoginEvent(userID: "42"))
 /// // debug app.events: [event.type: MyApp.LoginEvent, event.delivered: 0, …] dispatched MyApp.LoginEvent: 0 delivered, 0 enqueued
 /// ```
@@ -34,10 +34,11 @@ public struct EventBusLogTracer: Sendable {
         self.level = level
     }
 
-    /// The closure to set as ``EventBus/EventBus/tracer``.
+    /// The closure to add to a bus or chain node with `addTracer(_:)`, beside its other tracers
+    /// (metrics, your own); the returned token's `remove()` takes it off alone.
     ///
     /// ```swift
-    /// bus.tracer = EventBusLogTracer(logger: logger).tracer
+    /// let logging = bus.addTracer(EventBusLogTracer(logger: logger).tracer)
     /// ```
     public var tracer: @Sendable (TraceRecord) -> Void {
         let logger = logger

@@ -52,7 +52,7 @@ struct EventBusLogTracerTests {
         let logger = Logger(label: "test") { _ in capture }
         let bus = EventBus()
         bus.handlerErrorHandler = { _ in }
-        bus.tracer = EventBusLogTracer(logger: logger, level: .info).tracer
+        _ = bus.addTracer(EventBusLogTracer(logger: logger, level: .info).tracer)
         let token = bus.on(Login.self).next { _ throws in throw Failure() }
         bus.dispatch(Login(userID: "42"))
         token.dispose()
@@ -75,7 +75,7 @@ struct EventBusLogTracerTests {
         let cell = EventNode(name: "Cell")
         cell.mount(on: root)
         let token = root.on(Login.self).handle { _ in .stop }
-        root.tracer = EventBusLogTracer(logger: logger, level: .debug).tracer
+        _ = root.addTracer(EventBusLogTracer(logger: logger, level: .debug).tracer)
         cell.post(Login(userID: "7"))
         token.dispose()
         let hop = try #require(capture.lines.first { $0.message.hasPrefix("chain hop") })
@@ -92,8 +92,28 @@ struct EventBusLogTracerTests {
         capture.logLevel = .warning
         let logger = Logger(label: "test") { _ in capture }
         let bus = EventBus()
-        bus.tracer = EventBusLogTracer(logger: logger).tracer
+        _ = bus.addTracer(EventBusLogTracer(logger: logger).tracer)
         bus.dispatch(Login(userID: "1"))
         #expect(capture.lines.isEmpty)
+    }
+
+    @Test("added beside another tracer, it logs without displacing it, and its removal leaves the other")
+    func besideOtherTracers() {
+        let capture = Capture()
+        let logger = Logger(label: "test") { _ in capture }
+        let bus = EventBus()
+        let other = Capture()  // what the other tracers saw
+        let otherLogger = Logger(label: "other") { _ in other }
+        bus.tracer = { _ in otherLogger.info("the app's") }  // the app's own, in the property's slot
+        let metrics = bus.addTracer { _ in otherLogger.info("metrics") }  // another integration's
+        let logging = bus.addTracer(EventBusLogTracer(logger: logger, level: .info).tracer)
+        bus.dispatch(Login(userID: "1"))
+        #expect(capture.lines.count == 1)
+        #expect(other.lines.map(\.message) == ["the app's", "metrics"], "the other tracers still ran, in order")
+        logging.remove()
+        bus.dispatch(Login(userID: "2"))
+        #expect(capture.lines.count == 1, "removed: no more lines")
+        #expect(other.lines.count == 4)
+        metrics.remove()
     }
 }

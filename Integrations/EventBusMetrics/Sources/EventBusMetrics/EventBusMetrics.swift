@@ -3,7 +3,7 @@ public import EventBus
 import Foundation
 
 /// An `EventBus`'s activity as swift-metrics metrics, fed by the bus's trace records
-/// (`EventBus.tracer`).
+/// (a tracer added with `EventBus.addTracer(_:)`, beside the bus's other tracers).
 ///
 /// | Label (`prefix.` + ) | Kind | Dimensions |
 /// | --- | --- | --- |
@@ -22,11 +22,11 @@ import Foundation
 /// ```swift
 /// let bus = EventBus()
 /// let metrics = EventBusMetrics(bus: bus)   // MetricsSystem.factory's metrics
-/// bus.tracer = metrics.tracer               // or call metrics.record(_:) from a tracer of yours
+/// let token = bus.addTracer(metrics.tracer) // beside the bus's other tracers; token.remove() stops it
 /// ```
 ///
 /// The tracer runs on the thread that did the work, after the bus let go of its lock. Metrics
-/// keep counting until the tracer is replaced; the bus is held weakly.
+/// keep counting until the tracer is removed (its token's `remove()`); the bus is held weakly.
 public final class EventBusMetrics: Sendable {
     /// The labels' prefix (`eventbus`).
     public let prefix: String
@@ -52,10 +52,11 @@ public final class EventBusMetrics: Sendable {
         inFlight = Gauge(label: "\(prefix).enqueued_in_flight", dimensions: [], factory: factory)
     }
 
-    /// A tracer for `EventBus.tracer` that records every record (see ``record(_:)``).
+    /// A tracer that records every record (see ``record(_:)``), to add with `addTracer(_:)`
+    /// beside the bus's other tracers.
     ///
     /// ```swift
-    /// bus.tracer = EventBusMetrics(bus: bus).tracer
+    /// let token = bus.addTracer(EventBusMetrics(bus: bus).tracer)
     /// ```
     public var tracer: @Sendable (TraceRecord) -> Void {
         { [self] record in self.record(record) }

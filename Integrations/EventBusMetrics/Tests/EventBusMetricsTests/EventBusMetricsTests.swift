@@ -1,3 +1,4 @@
+import CoreMetrics
 import Dispatch
 import EventBus
 import EventBusMetrics
@@ -25,7 +26,7 @@ struct EventBusMetricsTests {
     func dispatchesAndDeliveries() throws {
         let factory = TestMetrics()
         let bus = EventBus()
-        bus.tracer = EventBusMetrics(bus: bus, factory: factory).tracer
+        _ = bus.addTracer(EventBusMetrics(bus: bus, factory: factory).tracer)
         let queue = DispatchQueue(label: "metrics.work")
         let tokens = [
             bus.on(Ping.self).next { _ in },
@@ -49,7 +50,7 @@ struct EventBusMetricsTests {
     func deadErrorsAndReclaims() throws {
         let factory = TestMetrics()
         let bus = EventBus()
-        bus.tracer = EventBusMetrics(bus: bus, prefix: "app.bus", factory: factory).tracer
+        _ = bus.addTracer(EventBusMetrics(bus: bus, prefix: "app.bus", factory: factory).tracer)
         bus.deadEventHandler = { _ in }
         bus.handlerErrorHandler = { _ in }
         bus.dispatch(Unheard())
@@ -70,7 +71,7 @@ struct EventBusMetricsTests {
     func droppedDeliveries() throws {
         let factory = TestMetrics()
         let bus = EventBus()
-        bus.tracer = EventBusMetrics(bus: bus, factory: factory).tracer
+        _ = bus.addTracer(EventBusMetrics(bus: bus, factory: factory).tracer)
         let queue = DispatchQueue(label: "metrics.bounded")
         queue.suspend()
         let token = bus.on(Ping.self).atQueue(queue).buffering(.bufferingNewest(2)).next { _ in }
@@ -86,7 +87,7 @@ struct EventBusMetricsTests {
         let factory = TestMetrics()
         let bus = EventBus()
         let metrics = EventBusMetrics(bus: bus, factory: factory)
-        bus.tracer = metrics.tracer
+        _ = bus.addTracer(metrics.tracer)
         let queue = DispatchQueue(label: "metrics.gated")
         let gate = DispatchSemaphore(value: 0)
         queue.async { gate.wait() }
@@ -100,6 +101,27 @@ struct EventBusMetricsTests {
         metrics.sample()
         #expect(gauge.lastValue == 0)
         token.dispose()
+    }
+
+    @Test("added beside other tracers, it counts without displacing them, and stops alone when removed")
+    func besideOtherTracers() throws {
+        let factory = TestMetrics()
+        let bus = EventBus()
+        let othersFactory = TestMetrics()
+        let others = Counter(label: "others", factory: othersFactory)  // what the other tracers saw
+        bus.tracer = { _ in others.increment() }  // the app's own, in the property's slot
+        let logging = bus.addTracer { _ in others.increment() }  // another integration's
+        let metrics = bus.addTracer(EventBusMetrics(bus: bus, factory: factory).tracer)
+        bus.dispatch(Ping())
+        let dispatches = try factory.expectCounter("eventbus.dispatches", pingType)
+        #expect(dispatches.totalValue == 1)
+        let seenByOthers = try othersFactory.expectCounter("others")
+        #expect(seenByOthers.totalValue == 2, "the property's tracer and the other added one still ran")
+        metrics.remove()
+        bus.dispatch(Ping())
+        #expect(dispatches.totalValue == 1, "removed: counts no more")
+        #expect(seenByOthers.totalValue == 4)
+        logging.remove()
     }
 }
 

@@ -1,3 +1,4 @@
+import EventBusJSON
 import Foundation
 import Testing
 
@@ -18,6 +19,19 @@ struct JSONEventTests {
         #expect(decoded == event)
         #expect(decoded != JSONEvent(id: "user.updated", payload: ["userID": "43"]))
         #expect(Set([event, decoded]).count == 1)
+    }
+
+    @Test("JSONEvent decodes its documented form, and a form with a key missing throws")
+    func decodesItsForm() throws {
+        let json = #"{"id": "cart.updated", "payload": {"count": 3}}"#
+        let event = try JSONDecoder().decode(JSONEvent.self, from: Data(json.utf8))
+        #expect(event == JSONEvent(id: "cart.updated", payload: ["count": 3]))
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(JSONEvent.self, from: Data(#"{"id": "x"}"#.utf8))
+        }
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(JSONEvent.self, from: Data(#"{"payload": 1}"#.utf8))
+        }
     }
 
     @Test("JSONValue decodes arbitrary JSON and keeps int and double apart")

@@ -1,3 +1,5 @@
+public import EventBus
+
 /// A weakly typed event: an id, which is its ``eventType``, and a JSON payload.
 ///
 /// For modules that must not import each other's event types: they agree on ids and JSON
@@ -28,4 +30,18 @@ public struct JSONEvent: Event, Hashable, Codable {
 
     /// The id: JSON events are routed by it.
     public var eventType: String? { id }
+
+    /// Decodes an event from its `Codable` form, the object `{"id": …, "payload": …}` that encoding
+    /// one writes; throws `DecodingError` when a key is missing or the payload is not JSON.
+    ///
+    /// ```swift
+    /// let data = Data(#"{"id":"cart.updated","payload":{"count":3}}"#.utf8)
+    /// let event = try JSONDecoder().decode(JSONEvent.self, from: data)   // id "cart.updated"
+    /// ```
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(String.self, forKey: .id),
+            payload: try container.decode(JSONValue.self, forKey: .payload))
+    }
 }

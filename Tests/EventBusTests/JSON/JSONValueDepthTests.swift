@@ -1,4 +1,5 @@
 import Dispatch
+import EventBusJSON
 import Foundation
 import Testing
 

@@ -64,7 +64,7 @@ extension JSONArray: RandomAccessCollection, MutableCollection, RangeReplaceable
         storage = JSONArrayStorage.empty
     }
 
-    /// 0.
+    /// The position of the first element: always 0.
     public var startIndex: Int { 0 }
 
     /// The number of elements.

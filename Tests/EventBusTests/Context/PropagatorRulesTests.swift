@@ -70,7 +70,7 @@ struct PropagatorRulesTests {
         /// that write them; binding the sink crashes an optimized build of the tests).
         private func routingDiagnostics(_ body: () -> Void) {
             #if DEBUG
-                Diagnostics.$sink.withValue({ [log] line in log.append(line) }, operation: body)
+                Diagnostics.$sink.withValue(Diagnostics.Sink { [log] line in log.append(line) }, operation: body)
             #else
                 body()
             #endif
@@ -79,7 +79,7 @@ struct PropagatorRulesTests {
         /// ``routingDiagnostics(_:)`` around an asynchronous body.
         private func routingDiagnostics(isolation: isolated (any Actor)? = #isolation, _ body: () async -> Void) async {
             #if DEBUG
-                await Diagnostics.$sink.withValue({ [log] line in log.append(line) }, operation: body)
+                await Diagnostics.$sink.withValue(Diagnostics.Sink { [log] line in log.append(line) }, operation: body)
             #else
                 await body()
             #endif
@@ -205,7 +205,7 @@ struct PropagatorRulesTests {
         let log = Shared<[String]>([])
         let consumer = Task { [events = bus.events(of: Ping.self)] in
             #if DEBUG
-                await Diagnostics.$sink.withValue({ line in log.append(line) }) {
+                await Diagnostics.$sink.withValue(Diagnostics.Sink { line in log.append(line) }) {
                     await events.consume { _ in
                         seen.increment()
                         if seen.value == 1 { withUnsafeCurrentTask { $0?.cancel() } }

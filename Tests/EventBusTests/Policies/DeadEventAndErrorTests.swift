@@ -115,7 +115,7 @@ struct DeadEventAndErrorTests {
         // The report the test provokes goes to its log, not to the test run's output.
         let log = Shared<[String]>([])
         let toLog: @Sendable (String) -> Void = { line in log.append(line) }
-        Diagnostics.$sink.withValue(toLog) {
+        Diagnostics.$sink.withValue(Diagnostics.Sink(toLog)) {
             bus.dispatch(Ping())
             bus.dispatch(Ping())
         }

@@ -26,7 +26,7 @@ final class Bucket {
     /// Bit `2 * l` is set while a node (live or pinned) is linked at level `l`, keyed or not: a
     /// dispatch skips the other levels without looking at their lists. (Spread out, the bits are
     /// ready for the walk's own mask, which gives each level a bit for the key's list and one for
-    /// the unkeyed list; see `DispatchPlan`.)
+    /// the unkeyed list; see `Dispatch.lists`.)
     @exclusivity(unchecked) private(set) var levelBits: UInt16 = 0
     /// Nodes linked per level (inline: no allocation per bucket).
     @exclusivity(unchecked) private var levelCounts = SIMD8<Int32>()

@@ -1,9 +1,9 @@
-/// A place in a dispatch's chunk: the subscriptions a ``DispatchPlan`` delivers to outside the
+/// A place in a dispatch's chunk: the subscriptions a ``Dispatch`` delivers to outside the
 /// lock, pinned or retained, hence unmanaged.
-// Unmanaged: the chunk's nodes are pinned or retained (see `DispatchPlan`).
+// Unmanaged: the chunk's nodes are pinned or retained (see `Dispatch`).
 typealias ChunkSlot = UnsafeMutablePointer<Unmanaged<SubscriptionNode>>
 
-/// What the deliveries to one chunk of a ``DispatchPlan`` did, counted as they run (in a local of
+/// What the deliveries to one chunk of a ``Dispatch`` did, counted as they run (in a local of
 /// the delivering loop, not in the plan: the handlers' calls would make its fields be reloaded and
 /// stored around each of them).
 struct ChunkDelivery {

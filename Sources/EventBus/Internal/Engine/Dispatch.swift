@@ -92,6 +92,7 @@ struct Dispatch {
     @inline(__always)
     init(_ request: DispatchRequest, chunk: Chunk) {
         self.includingUnkeyed = request.includingUnkeyed
+        // unsafelyUnwrapped: a temporary allocation of a non-zero capacity has a base address.
         self.chunk = chunk.baseAddress.unsafelyUnwrapped
         // After a chain's stop, only the monitors are walked.
         isStopped = request.monitorsOnly
@@ -166,8 +167,7 @@ struct Dispatch {
     }
 
     /// The handles of the subscriptions of the chunk of `count` at `slots` whose bit is set in
-    /// `dead`. Lazy: iterated by the
-    /// reclaim under the lock, it runs no user code.
+    /// `dead`. Lazy: iterated by the reclaim under the lock, it runs no user code.
     static func handles(
         _ dead: UInt64, of slots: UnsafeMutablePointer<Unmanaged<SubscriptionNode>>, count: UInt8
     ) -> some Sequence<SubscriptionHandle> {

@@ -105,6 +105,7 @@ extension Registry {
         }
         dispatch.count = 0
         if let large {
+            // unsafelyUnwrapped: a temporary allocation of a non-zero capacity has a base address.
             dispatch.chunk = large.baseAddress.unsafelyUnwrapped
             dispatch.isLargeChunk = true
         }

@@ -19,6 +19,7 @@ internal import _EventBusShims
 enum ReleaseLoop {
     /// Marks the slot of a thread whose loop runs and has nothing queued (no list allocated).
     @inline(__always)
+    // unsafelyUnwrapped: the bit pattern 1 is not null, so the pointer always exists.
     private static var running: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 1).unsafelyUnwrapped }
 
     /// Releases `references` (anything holding references: a node, a tuple, an array) now, or, if

@@ -36,6 +36,7 @@ struct SlotTable {
         let page = pages.state(lowest)
         if page.pointee.entries == nil { pages.allocate(lowest) }
         let slot = page.pointee.freeHead
+        // unsafelyUnwrapped: the page was allocated on the line above if it had no entries.
         page.pointee.freeHead = page.pointee.entries.unsafelyUnwrapped[Int(slot % UInt32(Self.pageSize))].nextFree
         page.pointee.freeCount -= 1
         if page.pointee.freeCount == UInt32(Self.pageSize) - 1 || page.pointee.freeCount == 0 { tookFirstOrLast() }
@@ -90,6 +91,7 @@ struct SlotTable {
     mutating func free(_ slot: UInt32) {
         let index = Int(slot / UInt32(Self.pageSize))
         let page = pages.state(index)
+        // unsafelyUnwrapped: a live slot's page is allocated (pages are freed only when empty).
         let entry = page.pointee.entries.unsafelyUnwrapped + Int(slot % UInt32(Self.pageSize))
         entry.pointee.node = nil
         entry.pointee.nextFree = page.pointee.freeHead
@@ -184,6 +186,7 @@ final class SlotPages {
     /// The entry of `slot`, whose page is allocated.
     @inline(__always)
     func entry(_ slot: UInt32) -> UnsafeMutablePointer<SlotEntry> {
+        // unsafelyUnwrapped: the caller's slot is on an allocated page (see the summary).
         states[Int(slot / UInt32(SlotTable.pageSize))].entries.unsafelyUnwrapped
             + Int(slot % UInt32(SlotTable.pageSize))
     }

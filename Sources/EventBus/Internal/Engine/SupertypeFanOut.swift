@@ -23,6 +23,7 @@ final class SupertypeFanOut<E: DeliveredAsSupertypes>: SupertypeDelivering {
             })
         return list.withLock { kept in
             if kept == nil { kept = made }
+            // unsafelyUnwrapped: set on the line above if it was not already.
             return kept.unsafelyUnwrapped
         }
     }

@@ -55,6 +55,7 @@ let package = Package(
                 .product(name: "EventBus", package: "EventBus"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -84,7 +85,11 @@ let package = Package(
         // The second process of the cross-process test: publishes or receives on request.
         .executableTarget(
             name: "ClusterPeer",
-            dependencies: ["ClusterSupport"],
+            dependencies: [
+                "ClusterSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: upcomingFeatures
         ),
         // Events per second and publish-to-remote-handler latency over loopback.

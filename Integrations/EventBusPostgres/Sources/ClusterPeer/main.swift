@@ -10,7 +10,8 @@
 // in), "redelivered <count>" and "expired <count>" for each such issue, until it is killed. Like
 // every running durable bridge it fires the channel's scheduled events (ScheduleTests), every
 // PEER_FIRE_POLL_MS milliseconds (1,000 by default), PEER_FIRE_BATCH at a time (500), with the
-// database's clock moved PEER_FIRE_AHEAD_S seconds ahead (0).
+// database's clock moved PEER_FIRE_AHEAD_S seconds ahead (0). PEER_LEASE_MS sets its lease (3,000);
+// PEER_LEDGER=<table> adds the chaos ledger's exactly-once handler (Ledger.swift).
 import ClusterSupport
 import EventBus
 import EventBusPostgres
@@ -39,10 +40,12 @@ func runDurableReceiver(url: DatabaseURL, channel: String, consumer: String) asy
     durable.scheduling.pollInterval = .milliseconds(Int(environment["PEER_FIRE_POLL_MS"] ?? "") ?? 1_000)
     durable.scheduling.batchSize = Int(environment["PEER_FIRE_BATCH"] ?? "") ?? 500
     durable.scheduling.clockOffset = .seconds(Int(environment["PEER_FIRE_AHEAD_S"] ?? "") ?? 0)
+    durable.leaseDuration = .milliseconds(Int(environment["PEER_LEASE_MS"] ?? "") ?? 3_000)
     var settings = PostgresEventBridge.Configuration()
     settings.delivery = .durable(durable)
     let node = try ClusterNode(name: "\(channel)_\(consumer)", url: url, channel: channel, configuration: settings)
     node.bridge.register(Ping.self, as: "test.ping.v1")
+    if let table = environment["PEER_LEDGER"] { try registerLedger(table: table, on: node.bridge) }
     let delay = Double(ProcessInfo.processInfo.environment["PEER_DELAY_MS"] ?? "") ?? 0
     let pings = node.bus.on(Ping.self).next { ping in
         say("got \(ping.from) \(ping.n)")
@@ -51,6 +54,7 @@ func runDurableReceiver(url: DatabaseURL, channel: String, consumer: String) asy
     let issues = node.bus.on(BridgeIssue.self).next { issue in
         if case .redelivered(_, let count) = issue { say("redelivered \(count)") }
         if case .expired(_, let count) = issue { say("expired \(count)") }
+        if case .deadLettered(_, _, _, let attempts, _) = issue { say("deadlettered \(attempts)") }
     }
     try await node.start()
     say("ready")

@@ -182,6 +182,15 @@ extension PostgresEventBridge {
         /// ```
         public var scheduling = Scheduling()
 
+        /// How this consumer's transactional handlers (``PostgresEventBridge/process(_:_:)``) are
+        /// run: tries before a dead letter, the backoff, the cap on a transaction's duration, the
+        /// handler's timeout. Unused by a consumer without such handlers.
+        ///
+        /// ```swift
+        /// durable.processing.maximumTransactionDuration = .milliseconds(500)
+        /// ```
+        public var processing = Processing()
+
         /// Durable delivery for consumer `consumer`, with the defaults.
         ///
         /// ```swift

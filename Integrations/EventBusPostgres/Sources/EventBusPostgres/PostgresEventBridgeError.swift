@@ -47,6 +47,20 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
     /// of the channel. Nothing was scheduled.
     case schedulingNeedsDurableDelivery
 
+    /// ``PostgresEventBridge/process(_:_:)`` or a dead-letter operation on a bridge at most once:
+    /// transactional handlers run in the transaction that moves a durable consumer's cursor, so
+    /// they need ``PostgresEventBridge/Delivery/durable(_:)``. Nothing was registered or changed.
+    case processingNeedsDurableDelivery
+
+    /// ``PostgresEventBridge/process(_:_:)`` for a type (named here) that has a transactional
+    /// handler already on this bridge: the first one stays.
+    case processorAlreadyRegistered(String)
+
+    /// A transactional handler did not return within
+    /// ``PostgresEventBridge/Processing/handlerTimeout``: its transaction is rolled back and the
+    /// connection replaced; the attempt counts towards the event's dead letter.
+    case handlerTimeout(Duration)
+
     /// One line for logs.
     ///
     /// ```swift
@@ -69,6 +83,12 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
             return "the server closed the listening connection"
         case .leaseLost(let consumer):
             return "another bridge took over the lease of consumer \(consumer.debugDescription)"
+        case .processingNeedsDurableDelivery:
+            return "transactional handlers need durable delivery: set Configuration.delivery to .durable(…)"
+        case .processorAlreadyRegistered(let type):
+            return "\(type) already has a transactional handler on this bridge"
+        case .handlerTimeout(let limit):
+            return "a transactional handler did not return within \(limit)"
         case .schedulingNeedsDurableDelivery:
             return "scheduled events need durable delivery: set Configuration.delivery to .durable(…)"
         }

@@ -224,4 +224,9 @@ func runBenchmark() async throws {
     print("issues reported: \(issues)")
 }
 
-try await runBenchmark()
+// BENCH_EXACTLY_ONCE=1: transactional handlers and the full chaos ledger instead (ExactlyOnce.swift).
+if ProcessInfo.processInfo.environment["BENCH_EXACTLY_ONCE"] != nil, let url = DatabaseURL.fromEnvironment {
+    try await runExactlyOnceBenchmark(url: url)
+} else {
+    try await runBenchmark()
+}

@@ -132,6 +132,15 @@ public enum BridgeIssue: Event, CustomStringConvertible {
     /// never both deliver its events. Reported once each time it starts standing by.
     case standingBy(consumer: String)
 
+    /// A durable consumer's transactional handler (a transport's exactly-once handler) failed on
+    /// event `wireName` `attempts` times (it threw each time, or the process died while it ran),
+    /// so the event was moved to the transport's dead letters (`letter` is its id there) in the
+    /// transaction that moved the consumer's cursor past it: the consumer goes on, nothing is stuck,
+    /// and the handler's effect for that event did not happen. `reason` is the last error. A dead
+    /// letter can be listed and requeued (for PostgreSQL: `PostgresEventBridge.deadLetters` and
+    /// `requeue`). Reported after the COMMIT, once per dead letter.
+    case deadLettered(consumer: String, wireName: String, letter: Int64, attempts: Int, reason: String)
+
     /// ``RemoteBridge/register(_:as:)`` refused a wire name: invalid, or already registered
     /// for another type (or the type under another name). The type stays as it was.
     case registrationRefused(wireName: String, reason: String)
@@ -187,6 +196,9 @@ public enum BridgeIssue: Event, CustomStringConvertible {
             return "consumer \(consumer.debugDescription) holds at an event it cannot decode, unacknowledged: \(reason)"
         case .standingBy(let consumer):
             return "consumer \(consumer.debugDescription) is leased to another running bridge: this one stands by"
+        case .deadLettered(let consumer, let name, let letter, let attempts, let reason):
+            return
+                "consumer \(consumer.debugDescription) dead-lettered \(name) (letter \(letter)) after \(attempts) failed attempts: \(reason)"
         case .registrationRefused(let name, let reason):
             return "registration of \(name.debugDescription) refused: \(reason)"
         }

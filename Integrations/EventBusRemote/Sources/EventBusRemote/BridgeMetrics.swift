@@ -10,6 +10,7 @@ struct BridgeMetrics: Sendable {
     let uncountedGaps: Counter
     let reconnects: Counter
     let held: Counter
+    let deadLettered: Counter
     private let refused: [String: Counter]
     private let publishFailures: [String: Counter]
 
@@ -31,6 +32,7 @@ struct BridgeMetrics: Sendable {
         uncountedGaps = counter("uncounted_gaps")
         reconnects = counter("reconnects")
         held = counter("held")
+        deadLettered = counter("dead_lettered")
         refused = Dictionary(
             uniqueKeysWithValues: Self.refusalReasons.map { ($0, counter("refused", [("reason", $0)])) })
         publishFailures = Dictionary(
@@ -53,6 +55,7 @@ struct BridgeMetrics: Sendable {
         case .missed(_, let count, _): missed.increment(by: Int64(clamping: count))
         case .missedUncounted: uncountedGaps.increment()
         case .held: held.increment()
+        case .deadLettered: deadLettered.increment()
         case .payloadTooLarge: publishFailures["too_large"]?.increment()
         case .publishBufferFull: publishFailures["buffer_full"]?.increment()
         case .publishFailed: publishFailures["failed"]?.increment()

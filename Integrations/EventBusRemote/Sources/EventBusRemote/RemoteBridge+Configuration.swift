@@ -55,6 +55,7 @@ extension RemoteBridge {
         /// | `uncounted_gaps` | gaps of unknown size (``BridgeIssue/missedUncounted(origin:sequence:)``) | none |
         /// | `reconnects` | receiving resumed after an interruption (``BridgeStatus/resumed(gap:)``) | none |
         /// | `held` | a durable consumer stopped before a stored event it cannot decode, unacknowledged (``BridgeIssue/held(consumer:reason:)``) | none |
+        /// | `dead_lettered` | a durable consumer's transactional handler failed on an event, moved to the dead letters (``BridgeIssue/deadLettered(consumer:wireName:letter:attempts:reason:)``) | none |
         /// | `publish_failures` | publishes refused or not confirmed | `reason` (`too_large`, `buffer_full`, `failed`) |
         ///
         /// Dimensions take a fixed set of values: wire names, origins and keys never become labels.

@@ -18,6 +18,8 @@ struct DurableOutbox: Sendable {
     let settings: PostgresEventBridge.Durable
     let logger: Logger
     private let state = NIOLockedValueBox(State())
+    /// The consumer's transactional handlers (`PostgresEventBridge.process(_:_:)`), by event type.
+    let processors = Processors()
 
     /// A place in the `(xid, id)` order of the channel's rows.
     struct Position: Comparable, Sendable {
@@ -53,6 +55,11 @@ struct DurableOutbox: Sendable {
             }
             return epoch
         }
+    }
+
+    /// Records `position` as handled by this process (see `State.handled`).
+    func recordHandled(_ position: Position) {
+        state.withLockedValue { $0.handled = position }
     }
 
     /// Records the lease held (`nil`: none).
@@ -144,7 +151,7 @@ struct DurableOutbox: Sendable {
             END IF;
         END $$
         """,
-    ]
+    ] + processingSchema
 
     /// How long one statement of a receiver may take before the connection is given up.
     let statementTimeout: Duration
@@ -156,16 +163,18 @@ struct DurableOutbox: Sendable {
         self.logger = logger
     }
 
-    /// Runs a receiver's statement: its result, or an error once `statementTimeout` has passed or
-    /// the task is cancelled, whichever comes first. After `kill -9` of the server, postgres-nio
+    /// Runs a receiver's statement: its result, or an error once `statementTimeout` (or `limit`) has
+    /// passed or the task is cancelled, whichever comes first. After `kill -9` of the server, postgres-nio
     /// can leave a statement on the dead connection pending for good; it is then abandoned (left
     /// to its own task), so that the receiver replaces the connection instead of hanging.
-    func statement<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    func statement<T: Sendable>(within limit: Duration? = nil, _ body: @escaping @Sendable () async throws -> T)
+        async throws -> T
+    {
         let outcome = NIOLockedValueBox<Outcome<T>>(.waiting(nil))
         let work = Task { try await body() }
-        let timer = Task { [statementTimeout] in
-            try await Task.sleep(for: statementTimeout)
-            Outcome.finish(outcome, with: .failure(PostgresEventBridgeError.statementTimeout(statementTimeout)))
+        let timer = Task { [limit = limit ?? statementTimeout] in
+            try await Task.sleep(for: limit)
+            Outcome.finish(outcome, with: .failure(PostgresEventBridgeError.statementTimeout(limit)))
         }
         Task { Outcome.finish(outcome, with: await work.result) }
         defer { timer.cancel() }
@@ -328,6 +337,7 @@ struct DurableOutbox: Sendable {
     private func batch(_ progress: Progress, on connection: PostgresConnection, into inbox: RemoteInbox)
         async throws -> (Progress, more: Bool)
     {
+        if !processors.isEmpty { return try await process(progress, on: connection, into: inbox) }
         var progress = progress
         // The batch's last row as claimed: its rows that retention deleted meanwhile are counted
         // as expired, so the cursor moves past them too.
@@ -426,7 +436,7 @@ struct DurableOutbox: Sendable {
         return cursor
     }
 
-    private struct Row {
+    struct Row {
         let position: Position
         let payload: String
     }
@@ -444,7 +454,7 @@ struct DurableOutbox: Sendable {
     ///
     /// Returns the rows, the batch's last row as claimed, and how many rows the claim covered; `nil`
     /// when there is nothing to read.
-    private func read(after position: Position, on connection: PostgresConnection) async throws -> (
+    func read(after position: Position, on connection: PostgresConnection) async throws -> (
         rows: [Row], last: Position, claimed: Int
     )? {
         guard let (last, claimed) = try await statement({ try await claimBatch(after: position, on: connection) })
@@ -523,7 +533,7 @@ struct DurableOutbox: Sendable {
     }
 
     /// The UPDATE of ``acknowledge(_:on:_:releasingClaimTo:)``; returns the expired count it reset.
-    private func acknowledgement(
+    func acknowledgement(
         _ position: Position, releasingClaimTo release: Position??, on connection: PostgresConnection
     ) async throws -> Int64 {
         // Numbers only (UInt64, Int64): written into the statement; an xid8 is cast from text.

@@ -14,10 +14,11 @@ struct Registry {
     typealias Decode = @Sendable (Data) throws -> Decoded
 
     /// A decoded event, ready to be dispatched on a bus's queue: its type and key (what a context
-    /// propagator is told), and its dispatch.
+    /// propagator is told), its value (for a transport's own handlers), and its dispatch.
     struct Decoded {
         let type: Any.Type
         let key: String?
+        let event: any Event
         let dispatch: @Sendable (EventBus) -> Void
     }
 
@@ -81,7 +82,7 @@ struct Registry {
         var decoders: [Int: Decode] = [
             version: { data in
                 let event = try JSONDecoder().decode(Envelope.Payload<E>.self, from: data).p
-                return Decoded(type: E.self, key: event._routingKey) { bus in bus.dispatchOnBusQueue(event) }
+                return Decoded(type: E.self, key: event._routingKey, event: event) { bus in bus.dispatchOnBusQueue(event) }
             }
         ]
         var encode: (@Sendable (Any) throws -> Data)?
@@ -92,7 +93,7 @@ struct Registry {
             let decode = upcaster.decode
             decoders[upcaster.version] = { data in
                 let event = try decode(data)
-                return Decoded(type: E.self, key: event._routingKey) { bus in bus.dispatchOnBusQueue(event) }
+                return Decoded(type: E.self, key: event._routingKey, event: event) { bus in bus.dispatchOnBusQueue(event) }
             }
             if upcaster.version == published, let downcast = upcaster.downcast {
                 encode = { value in

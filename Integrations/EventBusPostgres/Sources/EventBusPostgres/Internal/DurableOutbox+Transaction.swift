@@ -1,0 +1,252 @@
+import EventBus
+import EventBusRemote
+import PostgresNIO
+
+/// Effects exactly once: a consumer with transactional handlers (`PostgresEventBridge.process(_:_:)`)
+/// runs them in the transaction that moves its cursor, per batch.
+///
+/// For each batch: claim and read it (as every durable receiver does, two statements that commit
+/// at once); count an attempt at the batch's first row on the cursor row (a statement of its own,
+/// committed before any handler runs, so the count survives a `kill -9`); `BEGIN`; for each event
+/// of a type with a handler, a `SAVEPOINT`, the handler on the transaction's connection, `RELEASE`
+/// (a handler that throws: `ROLLBACK TO SAVEPOINT`, tried again after a backoff, up to
+/// `maximumAttempts` times, then the event is inserted into `eventbus_dead_letters`); the cursor
+/// moved past the events handled (the acknowledgement's UPDATE, fenced by the lease: a member that
+/// lost it matches no row and rolls everything back); `COMMIT`. Only then are the events dispatched
+/// on the bus, and the dead letters reported.
+///
+/// **Never stuck.** A transaction that dies (the process killed, the connection lost, a handler over
+/// its timeout) leaves the attempt count of its first row and its claim behind. The next attempt
+/// that finds a count of 2 or more at its first row, or a claim beyond the cursor left by a previous
+/// process, handles the rows through that claim **one per transaction**, so that each such row's
+/// count is exactly the number of transactions that started with it and died; a row whose count
+/// exceeds `maximumAttempts` is dead-lettered without running its handler again.
+///
+/// **The duration cap.** After each event, a transaction older than `maximumTransactionDuration`
+/// commits what it did (the cursor at the last event handled) and the rest goes to a new one.
+extension DurableOutbox {
+    /// The statements that add what transactional handlers need to the schema: the dead letters,
+    /// and the attempt count on the cursor rows (only when missing: see the lease's columns).
+    static let processingSchema = [
+        """
+        CREATE TABLE IF NOT EXISTS eventbus_dead_letters (
+            id bigserial PRIMARY KEY,
+            channel text NOT NULL,
+            consumer text NOT NULL,
+            outbox_id bigint NOT NULL,
+            wire_name text NOT NULL,
+            payload text NOT NULL,
+            attempts integer NOT NULL,
+            reason text NOT NULL,
+            dead_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+            requeued_at timestamptz,
+            requeue_attempts integer NOT NULL DEFAULT 0)
+        """,
+        "CREATE INDEX IF NOT EXISTS eventbus_dead_letters_consumer ON eventbus_dead_letters (channel, consumer, id)",
+        """
+        CREATE INDEX IF NOT EXISTS eventbus_dead_letters_requeued ON eventbus_dead_letters (channel, consumer, id)
+            WHERE requeued_at IS NOT NULL
+        """,
+        """
+        DO $$ BEGIN
+            IF NOT EXISTS (
+                SELECT 1 FROM pg_attribute
+                WHERE attrelid = 'eventbus_cursors'::regclass AND attname = 'attempts' AND NOT attisdropped)
+            THEN
+                ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS attempt_xid xid8,
+                    ADD COLUMN IF NOT EXISTS attempt_id bigint,
+                    ADD COLUMN IF NOT EXISTS attempts integer NOT NULL DEFAULT 0;
+            END IF;
+        END $$
+        """,
+    ]
+
+    /// A dead letter made in the current transaction, reported once it committed.
+    struct Letter {
+        let id: Int64
+        let wireName: String
+        let attempts: Int
+        let reason: String
+    }
+
+    /// The transactional counterpart of `batch(_:on:into:)`: a requeued dead letter if there is
+    /// one, else the next batch after `progress`, its handlers run in the transaction that moves
+    /// the cursor; then the events are dispatched on the bus. Returns the progress and whether more
+    /// may follow at once.
+    func process(_ progress: Progress, on connection: PostgresConnection, into inbox: RemoteInbox)
+        async throws -> (Progress, more: Bool)
+    {
+        if try await retryRequeued(on: connection, inbox) { return (progress, true) }
+        var progress = progress
+        guard let (rows, last, claimed) = try await read(after: progress.position, on: connection) else {
+            return (progress, false)
+        }
+        guard let first = rows.first else {
+            // Every claimed row was deleted by retention meanwhile: counted as expired, passed.
+            try await transaction(on: connection) {
+                try await moveCursor(to: last, releasingClaimTo: nil, on: connection, inbox)
+            }
+            progress.position = last
+            return (progress, claimed >= settings.batchSize)
+        }
+        let (attempts, storedClaim) = try await statement {
+            try await countAttempt(at: first.position, on: connection)
+        }
+        if attempts >= 2 {
+            // A transaction that started here died: one row per transaction through its claim.
+            progress.redeliverThrough = [progress.redeliverThrough, storedClaim, last].compactMap { $0 }.max()
+        }
+        let single = progress.redeliverThrough.map { first.position <= $0 } ?? false
+        let limits = settings.processing
+        var handled: [Row] = []
+        var letters: [Letter] = []
+        var held: String?
+        var end = progress.position
+        let started = ContinuousClock.now
+        try await transaction(on: connection) {
+            for row in single ? [first] : rows {
+                switch inbox.storedEvent(row.payload) {
+                case .held(let reason):
+                    held = reason
+                case .notAnEvent:
+                    break
+                case .event(let stored):
+                    guard let handler = processors.handler(for: stored.event) else { break }
+                    let failure: (attempts: Int, reason: String)?
+                    if attempts > limits.maximumAttempts {
+                        failure = (
+                            attempts - 1,
+                            "the transaction died \(attempts - 1) times while its handler ran "
+                                + "(process killed, connection lost or handler timed out); not run again"
+                        )
+                    } else {
+                        failure = try await run(handler, on: stored.event, connection)
+                    }
+                    if let failure {
+                        let id = try await statement {
+                            try await insertDeadLetter(
+                                row, wireName: stored.wireName, attempts: failure.attempts, reason: failure.reason,
+                                on: connection)
+                        }
+                        letters.append(
+                            Letter(id: id, wireName: stored.wireName, attempts: failure.attempts, reason: failure.reason))
+                    }
+                }
+                if held != nil { break }
+                handled.append(row)
+                if ContinuousClock.now - started >= limits.maximumTransactionDuration { break }
+            }
+            // Through the last event handled; through the claim when the batch is done (rows that
+            // retention deleted meanwhile are counted as expired).
+            end = held != nil || handled.count < rows.count ? (handled.last?.position ?? progress.position) : last
+            try await moveCursor(
+                to: end, releasingClaimTo: held == nil ? nil : .some(progress.redeliverThrough), on: connection,
+                inbox)
+        }
+        progress.position = end
+        recordHandled(end)
+        if let through = progress.redeliverThrough, end >= through { progress.redeliverThrough = nil }
+        for letter in letters {
+            logger.warning("consumer \(settings.consumer) dead-lettered \(letter.wireName): \(letter.reason)")
+            inbox.deadLettered(
+                consumer: settings.consumer, wireName: letter.wireName, letter: letter.id, attempts: letter.attempts,
+                reason: letter.reason)
+        }
+        if let held, let row = rows.dropFirst(handled.count).first, progress.heldAt != row.position {
+            progress.heldAt = row.position
+            logger.warning("consumer \(settings.consumer) holds at row \(row.position.id): \(held)")
+            inbox.held(consumer: settings.consumer, reason: "row \(row.position.id): \(held)")
+        }
+        // After the COMMIT: the bus gets what the cursor passed (at most once across a crash here).
+        if !handled.isEmpty { _ = await inbox.deliverAndWait(handled.map(\.payload)) }
+        let more = held == nil && (handled.count < rows.count || claimed >= settings.batchSize)
+        return (progress, more)
+    }
+
+    /// Runs `body` between `BEGIN` and `COMMIT` on `connection`, each statement bounded by the
+    /// statement timeout; rolls back (best effort) and rethrows if anything throws.
+    func transaction(on connection: PostgresConnection, _ body: () async throws -> Void) async throws {
+        try await statement { try await connection.query("BEGIN", logger: logger).consume() }
+        do {
+            try await body()
+            try await statement { try await connection.query("COMMIT", logger: logger).consume() }
+        } catch {
+            _ = try? await statement { try await connection.query("ROLLBACK", logger: logger).consume() }
+            throw error
+        }
+    }
+
+    /// The acknowledgement's fenced UPDATE inside the current transaction; reports the expired
+    /// rows it counted (they are gone whatever the transaction does).
+    func moveCursor(
+        to position: Position, releasingClaimTo release: Position??, on connection: PostgresConnection,
+        _ inbox: RemoteInbox
+    ) async throws {
+        let expired = try await statement {
+            try await acknowledgement(position, releasingClaimTo: release, on: connection)
+        }
+        if expired > 0 { inbox.expired(consumer: settings.consumer, count: Int(expired)) }
+    }
+
+    /// Runs `handler` on `event` inside a savepoint, up to `maximumAttempts` times (a backoff
+    /// between tries); `nil` once it succeeded, or the tries and the last error. Throws (the
+    /// transaction is then lost) when the connection fails or the handler overruns its timeout.
+    func run(_ handler: @escaping Processors.Handler, on event: any Event, _ connection: PostgresConnection)
+        async throws -> (attempts: Int, reason: String)?
+    {
+        let limits = settings.processing
+        var delay = limits.retryDelay
+        var reason = ""
+        let tries = max(1, limits.maximumAttempts)
+        for attempt in 1...tries {
+            try await statement { try await connection.query("SAVEPOINT eventbus_event", logger: logger).consume() }
+            do {
+                try await statement(within: limits.handlerTimeout) { try await handler(event, connection) }
+                try await statement {
+                    try await connection.query("RELEASE SAVEPOINT eventbus_event", logger: logger).consume()
+                }
+                return nil
+            } catch PostgresEventBridgeError.statementTimeout {
+                throw PostgresEventBridgeError.handlerTimeout(limits.handlerTimeout)
+            } catch {
+                reason = "\(PostgresEventBridgeError.describing(error))"
+                logger.info("consumer \(settings.consumer): handler failed (try \(attempt) of \(tries)): \(reason)")
+                try await statement {
+                    try await connection.query("ROLLBACK TO SAVEPOINT eventbus_event", logger: logger).consume()
+                }
+            }
+            if attempt < tries {
+                try await Task.sleep(for: delay)
+                delay *= 2
+            }
+        }
+        return (tries, reason)
+    }
+
+    /// Counts a transaction starting at `first` on the cursor row (fenced by the lease, committed
+    /// at once): returns how many have started there, this one included, and the stored claim.
+    func countAttempt(at first: Position, on connection: PostgresConnection) async throws -> (Int, Position?) {
+        var bindings = PostgresBindings(capacity: 4)
+        bindings.append(channel)
+        bindings.append(settings.consumer)
+        bindings.append(member)
+        bindings.append(try epoch)
+        let at = "'\(first.xid)'::xid8"
+        let rows = try await connection.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    UPDATE eventbus_cursors SET
+                        attempts = CASE WHEN attempt_xid = \(at) AND attempt_id = \(first.id) THEN attempts + 1 ELSE 1 END,
+                        attempt_xid = \(at), attempt_id = \(first.id)
+                    WHERE channel = $1 AND consumer = $2 AND owner = $3 AND lease_epoch = $4
+                    RETURNING attempts, claimed_xid::text, claimed_id
+                    """, binds: bindings), logger: logger)
+        var result: (Int, Position?)?
+        for try await (attempts, xid, id) in rows.decode((Int32, String?, Int64?).self) {
+            let claim = xid.flatMap(UInt64.init).flatMap { xid in id.map { Position(xid: xid, id: $0) } }
+            result = (Int(attempts), claim)
+        }
+        guard let result else { throw PostgresEventBridgeError.leaseLost(consumer: settings.consumer) }
+        return result
+    }
+}

@@ -29,7 +29,7 @@ public struct ChaosLedger: Sendable {
     /// The receiver's lease (a killed holder's lease lapses after it): short, so that cycles are.
     public var leaseMilliseconds = 300
     /// How long each handler sleeps before its INSERT (a transaction in flight to be killed in).
-    public var handlerDelayMilliseconds = 1
+    public var handlerDelayMilliseconds = 2
     /// The receiver's batch size.
     public var batchSize = 100
     /// How long the last run may take to bring the ledger to every event (else: stuck).
@@ -83,7 +83,8 @@ public struct ChaosLedger: Sendable {
         publisher.bridge.register(ChaosPing.self, as: "test.ping.v1")
         try await publisher.start()
         try await publisher.client.query(
-            PostgresQuery(unsafeSQL: "CREATE TABLE \(table) (n integer NOT NULL, tx xid8 DEFAULT pg_current_xact_id())"),
+            PostgresQuery(
+                unsafeSQL: "CREATE TABLE \(table) (n integer NOT NULL, tx xid8 DEFAULT pg_current_xact_id())"),
             logger: logger
         ).consume()
         var rowsAtKills: [Int] = []
@@ -92,12 +93,14 @@ public struct ChaosLedger: Sendable {
             let receiver = try PeerProcess(peer: peer, environment: environment(channel: channel, table: table))
             _ = await receiver.wait(timeout: .seconds(30)) { $0.contains("ready") }
             // The consumer's cursor exists once the first receiver is ready: publish from then on.
-            publishing = publishing ?? Task {
-                for n in 1...events {
-                    try await publisher.bridge.publish(ChaosPing(from: "p", n: n))
-                    if n % 50 == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            publishing =
+                publishing
+                ?? Task {
+                    for n in 1...events {
+                        try await publisher.bridge.publish(ChaosPing(from: "p", n: n))
+                        if n % 50 == 0 { try await Task.sleep(for: .milliseconds(5)) }
+                    }
                 }
-            }
             try await Task.sleep(for: killWindow * Double.random(in: 0...1))
             await receiver.kill()
             rowsAtKills.append(try await Self.rows(in: table, publisher.client))
@@ -121,7 +124,8 @@ public struct ChaosLedger: Sendable {
         try await publisher.client.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table)"), logger: logger).consume()
         await publisher.stop()
         return Report(
-            events: events, kills: rowsAtKills.count, lost: events - counts.distinct, twice: counts.rows - counts.distinct,
+            events: events, kills: rowsAtKills.count, lost: events - counts.distinct,
+            twice: counts.rows - counts.distinct,
             stuck: stuck, rowsAtKills: rowsAtKills, duration: ContinuousClock.now - started, finish: finish,
             deadLetters: deadLetters)
     }

@@ -18,7 +18,8 @@ extension PostgresEventBridge {
     public func deadLetters(consumer: String? = nil, after: Int64 = 0, limit: Int = 100) async throws -> [DeadLetter] {
         guard let outbox = transport.outbox else { throw PostgresEventBridgeError.processingNeedsDurableDelivery }
         do {
-            return try await outbox.deadLetters(consumer: consumer, after: after, limit: limit, client: transport.client)
+            return try await outbox.deadLetters(
+                consumer: consumer, after: after, limit: limit, client: transport.client)
         } catch {
             throw PostgresEventBridgeError.describing(error)
         }

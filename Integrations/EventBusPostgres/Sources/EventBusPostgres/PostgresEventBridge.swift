@@ -44,6 +44,11 @@ public import ServiceLifecycle
 ///   (`BridgeIssue.standingBy(consumer:)`) and takes over. A row this instance cannot decode (a
 ///   version it does not read) is never acknowledged (`BridgeIssue.held(consumer:reason:)`). See the
 ///   package README.
+/// - **Effects exactly once** (durable only): a handler registered with ``process(_:_:)`` runs in
+///   the transaction that moves the consumer's cursor, so its writes commit exactly when the cursor
+///   moves; an event it keeps failing on goes to a dead-letter table after bounded tries
+///   (`BridgeIssue.deadLettered(consumer:wireName:letter:attempts:reason:)`), listed by
+///   ``deadLetters(consumer:after:limit:)`` and requeued by ``requeue(_:)``.
 /// - **Scheduled events** (durable only): ``publish(_:after:)`` and ``publish(_:at:)`` store the
 ///   event in a schedule table; running durable bridges fire it into the outbox when it is due by
 ///   the database's clock, exactly once across instances and kills, sealed by the firing bridge;
@@ -82,8 +87,8 @@ public final class PostgresEventBridge: Service, Sendable {
     public static let maximumPayloadBytes = 7_999
 
     /// The statements that create durable delivery's tables (`eventbus_outbox`, `eventbus_cursors`,
-    /// and `eventbus_schedule` for scheduled events, added to a database that has only the first
-    /// two the same way) and indexes, each `IF NOT EXISTS`. A durable bridge runs them itself, under an advisory
+    /// and `eventbus_schedule` for scheduled events and `eventbus_dead_letters` for transactional
+    /// handlers, added to a database that has only the first two the same way) and indexes, each `IF NOT EXISTS`. A durable bridge runs them itself, under an advisory
     /// lock, once per process before it first publishes or receives; run them yourself (in a
     /// migration) when the app's role may not create tables.
     ///

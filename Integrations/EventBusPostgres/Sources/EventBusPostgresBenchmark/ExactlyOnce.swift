@@ -88,7 +88,8 @@ private func measureExactlyOnceThroughput(url: DatabaseURL, count: Int) async th
     var start = ContinuousClock.now
     try await plain.start()
     guard await received.wait(forCount: count, timeout: .seconds(300)) else {
-        print("exactly once: the plain consumer got only \(received.events.count) of \(count)")
+        let issues = Dictionary(grouping: plain.issues.events.map { "\($0)".prefix(40) }, by: { $0 }).mapValues(\.count)
+        print("exactly once: the plain consumer got only \(received.events.count) of \(count); issues: \(issues)")
         exit(1)
     }
     let plainRate = Double(count) / seconds(start.duration(to: .now))

@@ -40,7 +40,8 @@ extension PostgresBridgeTests {
             try await PostgresBridgeTests.withConnection { connection in
                 var rows: [(Int, String)] = []
                 let query = PostgresQuery(unsafeSQL: "SELECT n, tx::text FROM \(table) ORDER BY tx, n")
-                for try await (n, tx) in try await connection.query(query, logger: logger).decode((Int32, String).self) {
+                for try await (n, tx) in try await connection.query(query, logger: logger).decode((Int32, String).self)
+                {
                     rows.append((Int(n), tx))
                 }
                 return rows
@@ -62,12 +63,13 @@ extension PostgresBridgeTests {
         /// A durable node of consumer `consumer` on `channel` (not started) with Ping registered and
         /// `handler` as its transactional handler of Pings.
         static func processingNode(
-            _ consumer: String, channel: String, _ tune: (inout PostgresEventBridge.Durable) -> Void = { _ in },
+            _ consumer: String, channel: String,
+            processing: PostgresEventBridge.Processing = PostgresEventBridge.Processing(),
             handler: @escaping @Sendable (Ping, PostgresConnection) async throws -> Void
         ) throws -> ClusterNode {
             var durable = PostgresEventBridge.Durable(consumer: consumer)
             durable.pollInterval = .milliseconds(200)
-            tune(&durable)
+            durable.processing = processing
             var settings = PostgresEventBridge.Configuration()
             settings.delivery = .durable(durable)
             let node = try PostgresBridgeTests.durableNode(consumer, channel: channel, configuration: settings)
@@ -215,9 +217,9 @@ extension PostgresBridgeTests {
             struct Refused: Error {}
             let failing = NIOLockedValueBox(true)
             let calls = NIOLockedValueBox(0)
-            let b = try Self.processingNode(
-                "b", channel: channel, { $0.processing.retryDelay = .milliseconds(10) }
-            ) { ping, connection in
+            var processing = PostgresEventBridge.Processing()
+            processing.retryDelay = .milliseconds(10)
+            let b = try Self.processingNode("b", channel: channel, processing: processing) { ping, connection in
                 try await Self.insert(ping.n, into: table, on: connection)  // undone when it throws
                 if ping.n % 3 == 0 && failing.withLockedValue({ $0 }) {
                     calls.withLockedValue { $0 += 1 }
@@ -257,7 +259,8 @@ extension PostgresBridgeTests {
             await publisher.stop()
         }
 
-        @Test("a member that lost its lease while its handler ran commits nothing; the next holder makes the effect once")
+        @Test(
+            "a member that lost its lease while its handler ran commits nothing; the next holder makes the effect once")
         func fencedMemberCommitsNothing() async throws {
             let channel = PostgresBridgeTests.uniqueChannel()
             let table = try await Self.makeLedger(channel)
@@ -296,7 +299,9 @@ extension PostgresBridgeTests {
                 }, "\(b.statuses.events)")
             try await Task.sleep(for: .milliseconds(300))
             #expect(try await Self.ledger(table).isEmpty, "the fenced member's effect committed")
-            #expect(try await PostgresBridgeTests.DurableTests.cursorAndClaim("b", channel: channel).cursor == before.cursor)
+            #expect(
+                try await PostgresBridgeTests.DurableTests.cursorAndClaim("b", channel: channel).cursor == before.cursor
+            )
             #expect(onBus.events.isEmpty)
             // The lease is free again: b takes it and makes the effect, once.
             try await PostgresBridgeTests.withConnection { connection in
@@ -318,9 +323,9 @@ extension PostgresBridgeTests {
             let channel = PostgresBridgeTests.uniqueChannel()
             let table = try await Self.makeLedger(channel)
             let publisher = try await Self.publisher(channel)
-            let b = try Self.processingNode(
-                "b", channel: channel, { $0.processing.maximumTransactionDuration = .milliseconds(150) }
-            ) { ping, connection in
+            var processing = PostgresEventBridge.Processing()
+            processing.maximumTransactionDuration = .milliseconds(150)
+            let b = try Self.processingNode("b", channel: channel, processing: processing) { ping, connection in
                 try await Task.sleep(for: .milliseconds(40))
                 try await Self.insert(ping.n, into: table, on: connection)
             }
@@ -381,12 +386,14 @@ extension PostgresBridgeTests {
         }
 
         @Test(
-            "the chaos ledger: a receiver process killed (SIGKILL) at random points 20 times while 600 events are published, its handler inserting each into a ledger: 0 lost, 0 twice, 0 stuck"
+            "the chaos ledger: a receiver process killed (SIGKILL) at random points 20 times while 1,000 events are published, its handler inserting each into a ledger: 0 lost, 0 twice, 0 stuck"
         )
         func chaosLedger() async throws {
             let peer = try PostgresBridgeTests.CrossProcessTests.peerExecutable()
-            let report = try await ChaosLedger(url: PostgresBridgeTests.url, peer: peer, events: 600, cycles: 20).run()
-            #expect(report.lost == 0 && report.twice == 0 && !report.stuck && report.deadLetters == 0, "\(report.summary)")
+            let report = try await ChaosLedger(url: PostgresBridgeTests.url, peer: peer, events: 1_000, cycles: 20)
+                .run()
+            #expect(
+                report.lost == 0 && report.twice == 0 && !report.stuck && report.deadLetters == 0, "\(report.summary)")
             #expect(report.kills == 20)
             print("bridge: chaos ledger: \(report.summary)")
         }

@@ -82,7 +82,8 @@ extension DurableOutbox {
             }
         }
         if let failure {
-            logger.warning("consumer \(settings.consumer): requeued dead letter \(letter.id) failed again: \(failure.reason)")
+            logger.warning(
+                "consumer \(settings.consumer): requeued dead letter \(letter.id) failed again: \(failure.reason)")
             inbox.deadLettered(
                 consumer: settings.consumer, wireName: letter.wireName, letter: letter.id, attempts: failure.attempts,
                 reason: failure.reason)

@@ -25,42 +25,6 @@ import PostgresNIO
 /// **The duration cap.** After each event, a transaction older than `maximumTransactionDuration`
 /// commits what it did (the cursor at the last event handled) and the rest goes to a new one.
 extension DurableOutbox {
-    /// The statements that add what transactional handlers need to the schema: the dead letters,
-    /// and the attempt count on the cursor rows (only when missing: see the lease's columns).
-    static let processingSchema = [
-        """
-        CREATE TABLE IF NOT EXISTS eventbus_dead_letters (
-            id bigserial PRIMARY KEY,
-            channel text NOT NULL,
-            consumer text NOT NULL,
-            outbox_id bigint NOT NULL,
-            wire_name text NOT NULL,
-            payload text NOT NULL,
-            attempts integer NOT NULL,
-            reason text NOT NULL,
-            dead_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-            requeued_at timestamptz,
-            requeue_attempts integer NOT NULL DEFAULT 0)
-        """,
-        "CREATE INDEX IF NOT EXISTS eventbus_dead_letters_consumer ON eventbus_dead_letters (channel, consumer, id)",
-        """
-        CREATE INDEX IF NOT EXISTS eventbus_dead_letters_requeued ON eventbus_dead_letters (channel, consumer, id)
-            WHERE requeued_at IS NOT NULL
-        """,
-        """
-        DO $$ BEGIN
-            IF NOT EXISTS (
-                SELECT 1 FROM pg_attribute
-                WHERE attrelid = 'eventbus_cursors'::regclass AND attname = 'attempts' AND NOT attisdropped)
-            THEN
-                ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS attempt_xid xid8,
-                    ADD COLUMN IF NOT EXISTS attempt_id bigint,
-                    ADD COLUMN IF NOT EXISTS attempts integer NOT NULL DEFAULT 0;
-            END IF;
-        END $$
-        """,
-    ]
-
     /// A dead letter made in the current transaction, reported once it committed.
     struct Letter {
         let id: Int64
@@ -89,8 +53,13 @@ extension DurableOutbox {
             progress.position = last
             return (progress, claimed >= settings.batchSize)
         }
-        let (attempts, storedClaim) = try await statement {
-            try await countAttempt(at: first.position, on: connection)
+        // A row held (not decodable here) runs no handler: it is not an attempt (an upgraded
+        // instance must not find it counted).
+        var attempts = 1
+        var storedClaim: Position?
+        let firstHeld = if case .held = inbox.storedEvent(first.payload) { true } else { false }
+        if !firstHeld {
+            (attempts, storedClaim) = try await statement { try await countAttempt(at: first.position, on: connection) }
         }
         if attempts >= 2 {
             // A transaction that started here died: one row per transaction through its claim.
@@ -129,7 +98,8 @@ extension DurableOutbox {
                                 on: connection)
                         }
                         letters.append(
-                            Letter(id: id, wireName: stored.wireName, attempts: failure.attempts, reason: failure.reason))
+                            Letter(
+                                id: id, wireName: stored.wireName, attempts: failure.attempts, reason: failure.reason))
                     }
                 }
                 if held != nil { break }

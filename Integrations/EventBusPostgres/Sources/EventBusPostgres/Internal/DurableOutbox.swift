@@ -151,7 +151,40 @@ struct DurableOutbox: Sendable {
             END IF;
         END $$
         """,
-    ] + processingSchema
+        // Transactional handlers (`DurableOutbox+Transaction.swift`): the dead letters, and the
+        // attempts counted on the cursor rows (only when missing, as the lease's columns).
+        """
+        CREATE TABLE IF NOT EXISTS eventbus_dead_letters (
+            id bigserial PRIMARY KEY,
+            channel text NOT NULL,
+            consumer text NOT NULL,
+            outbox_id bigint NOT NULL,
+            wire_name text NOT NULL,
+            payload text NOT NULL,
+            attempts integer NOT NULL,
+            reason text NOT NULL,
+            dead_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+            requeued_at timestamptz,
+            requeue_attempts integer NOT NULL DEFAULT 0)
+        """,
+        "CREATE INDEX IF NOT EXISTS eventbus_dead_letters_consumer ON eventbus_dead_letters (channel, consumer, id)",
+        """
+        CREATE INDEX IF NOT EXISTS eventbus_dead_letters_requeued ON eventbus_dead_letters (channel, consumer, id)
+            WHERE requeued_at IS NOT NULL
+        """,
+        """
+        DO $$ BEGIN
+            IF NOT EXISTS (
+                SELECT 1 FROM pg_attribute
+                WHERE attrelid = 'eventbus_cursors'::regclass AND attname = 'attempts' AND NOT attisdropped)
+            THEN
+                ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS attempt_xid xid8,
+                    ADD COLUMN IF NOT EXISTS attempt_id bigint,
+                    ADD COLUMN IF NOT EXISTS attempts integer NOT NULL DEFAULT 0;
+            END IF;
+        END $$
+        """,
+    ]
 
     /// How long one statement of a receiver may take before the connection is given up.
     let statementTimeout: Duration

@@ -82,7 +82,9 @@ struct Registry {
         var decoders: [Int: Decode] = [
             version: { data in
                 let event = try JSONDecoder().decode(Envelope.Payload<E>.self, from: data).p
-                return Decoded(type: E.self, key: event._routingKey, event: event) { bus in bus.dispatchOnBusQueue(event) }
+                return Decoded(type: E.self, key: event._routingKey, event: event) { bus in
+                    bus.dispatchOnBusQueue(event)
+                }
             }
         ]
         var encode: (@Sendable (Any) throws -> Data)?
@@ -93,7 +95,9 @@ struct Registry {
             let decode = upcaster.decode
             decoders[upcaster.version] = { data in
                 let event = try decode(data)
-                return Decoded(type: E.self, key: event._routingKey, event: event) { bus in bus.dispatchOnBusQueue(event) }
+                return Decoded(type: E.self, key: event._routingKey, event: event) { bus in
+                    bus.dispatchOnBusQueue(event)
+                }
             }
             if upcaster.version == published, let downcast = upcaster.downcast {
                 encode = { value in

@@ -7,21 +7,23 @@ extension PostgresEventBridge {
     /// connection it is given commits exactly when the cursor moves, so each event's effect happens
     /// exactly once, across `kill -9` of the process, lost connections and lease takeovers.
     ///
-    /// Per batch the receiver runs `BEGIN`; for each event, a `SAVEPOINT`, the handler, `RELEASE`;
-    /// the cursor's UPDATE (fenced by the consumer's lease: a bridge that lost it matches no row and
+    /// Per batch the receiver runs `BEGIN`; the handler of each event; the cursor's UPDATE (fenced by the consumer's lease: a bridge that lost it matches no row and
     /// rolls everything back); `COMMIT`. **Then** the batch is dispatched on the bus: subscribers see
     /// an event only once its effect committed, and, for such a consumer, at most once (a process
     /// that dies between the COMMIT and the dispatch does not dispatch that batch again; the
     /// handlers' effects are what is exactly once).
     ///
     /// - The handler runs on the receiver's dedicated connection, one event at a time, in the
-    ///   channel's order, off the bus queue and never under a lock of the bridge. Use only the
+    ///   channel's order, off the bus queue and never under a lock of the bridge. It may run more
+    ///   than once for an event (a transaction rolled back and run again): only its writes on the
+    ///   connection are exactly once. Use only the
     ///   connection it is given for the writes that must be exactly once (a query through another
     ///   connection or the pool is not part of the transaction), and never `BEGIN`, `COMMIT` or
     ///   `ROLLBACK` on it.
-    /// - **A handler that throws** has its writes rolled back (`ROLLBACK TO SAVEPOINT`) and is tried
-    ///   again after ``Processing/retryDelay`` (doubling), ``Processing/maximumAttempts`` times in
-    ///   all; then the event goes to the dead letters (`eventbus_dead_letters`) in the same
+    /// - **A handler that throws** rolls its transaction back, and the batch runs again with a
+    ///   `SAVEPOINT` around each handler (the first pass has none: two round trips fewer per
+    ///   event); there, it has its writes rolled back (`ROLLBACK TO SAVEPOINT`) and is tried again
+    ///   after ``Processing/retryDelay`` (doubling), ``Processing/maximumAttempts`` times in all; then the event goes to the dead letters (`eventbus_dead_letters`) in the same
     ///   transaction, reported after the COMMIT as `BridgeIssue.deadLettered(...)`; the consumer
     ///   goes on. List and requeue them with ``deadLetters(consumer:after:limit:)`` and
     ///   ``requeue(_:)``.

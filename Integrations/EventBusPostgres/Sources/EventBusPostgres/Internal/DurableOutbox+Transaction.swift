@@ -8,9 +8,11 @@ import PostgresNIO
 /// For each batch: claim and read it (as every durable receiver does, two statements that commit
 /// at once); count an attempt at the batch's first row on the cursor row (a statement of its own,
 /// committed before any handler runs, so the count survives a `kill -9`); `BEGIN`; for each event
-/// of a type with a handler, a `SAVEPOINT`, the handler on the transaction's connection, `RELEASE`
-/// (a handler that throws: `ROLLBACK TO SAVEPOINT`, tried again after a backoff, up to
-/// `maximumAttempts` times, then the event is inserted into `eventbus_dead_letters`); the cursor
+/// of a type with a handler, the handler on the transaction's connection. The first pass has no
+/// savepoints; if a handler throws, the transaction is rolled back and the batch runs again with a
+/// `SAVEPOINT` and `RELEASE` around each handler (one that throws: `ROLLBACK TO SAVEPOINT`, tried
+/// again after a backoff, `maximumAttempts` times in all, the first pass's failure included, then
+/// the event is inserted into `eventbus_dead_letters`); the cursor
 /// moved past the events handled (the acknowledgement's UPDATE, fenced by the lease: a member that
 /// lost it matches no row and rolls everything back); `COMMIT`. Only then are the events dispatched
 /// on the bus, and the dead letters reported.
@@ -71,47 +73,66 @@ extension DurableOutbox {
         var letters: [Letter] = []
         var held: String?
         var end = progress.position
-        let started = ContinuousClock.now
-        try await transaction(on: connection) {
-            for row in single ? [first] : rows {
-                switch inbox.storedEvent(row.payload) {
-                case .held(let reason):
-                    held = reason
-                case .notAnEvent:
-                    break
-                case .event(let stored):
-                    guard let handler = processors.handler(for: stored.event) else { break }
-                    let failure: (attempts: Int, reason: String)?
-                    if attempts > limits.maximumAttempts {
-                        failure = (
-                            attempts - 1,
-                            "the transaction died \(attempts - 1) times while its handler ran "
-                                + "(process killed, connection lost or handler timed out); not run again"
-                        )
-                    } else {
-                        failure = try await run(handler, on: stored.event, connection)
-                    }
-                    if let failure {
-                        let id = try await statement {
-                            try await insertDeadLetter(
-                                row, wireName: stored.wireName, attempts: failure.attempts, reason: failure.reason,
-                                on: connection)
+        // First without savepoints (two round trips fewer per event). The first handler that
+        // throws rolls the whole transaction back, and the batch runs again with a savepoint per
+        // event, that failure counting as the event's first try.
+        var optimistic: OptimisticFailure?
+        while true {
+            (handled, letters, held) = ([], [], nil)
+            let started = ContinuousClock.now
+            let savepoints = optimistic != nil
+            do {
+                try await transaction(on: connection) {
+                    for row in single ? [first] : rows {
+                        switch inbox.storedEvent(row.payload) {
+                        case .held(let reason):
+                            held = reason
+                        case .notAnEvent:
+                            break
+                        case .event(let stored):
+                            guard let handler = processors.handler(for: stored.event) else { break }
+                            let failure: (attempts: Int, reason: String)?
+                            if attempts > limits.maximumAttempts {
+                                failure = (
+                                    attempts - 1,
+                                    "the transaction died \(attempts - 1) times while its handler ran "
+                                        + "(process killed, connection lost or handler timed out); not run again"
+                                )
+                            } else if !savepoints {
+                                try await runOnce(handler, on: stored.event, row, connection)
+                                failure = nil
+                            } else {
+                                let earlier = optimistic.flatMap { $0.row == row.position ? $0.reason : nil }
+                                failure = try await run(handler, on: stored.event, connection, failedBefore: earlier)
+                            }
+                            if let failure {
+                                let id = try await statement {
+                                    try await insertDeadLetter(
+                                        row, wireName: stored.wireName, attempts: failure.attempts,
+                                        reason: failure.reason, on: connection)
+                                }
+                                letters.append(
+                                    Letter(
+                                        id: id, wireName: stored.wireName, attempts: failure.attempts,
+                                        reason: failure.reason))
+                            }
                         }
-                        letters.append(
-                            Letter(
-                                id: id, wireName: stored.wireName, attempts: failure.attempts, reason: failure.reason))
+                        if held != nil { break }
+                        handled.append(row)
+                        if ContinuousClock.now - started >= limits.maximumTransactionDuration { break }
                     }
+                    // Through the last event handled; through the claim when the batch is done
+                    // (rows that retention deleted meanwhile are counted as expired).
+                    end =
+                        held != nil || handled.count < rows.count ? (handled.last?.position ?? progress.position) : last
+                    try await moveCursor(
+                        to: end, releasingClaimTo: held == nil ? nil : .some(progress.redeliverThrough),
+                        on: connection, inbox)
                 }
-                if held != nil { break }
-                handled.append(row)
-                if ContinuousClock.now - started >= limits.maximumTransactionDuration { break }
+                break
+            } catch let failure as OptimisticFailure {
+                optimistic = failure
             }
-            // Through the last event handled; through the claim when the batch is done (rows that
-            // retention deleted meanwhile are counted as expired).
-            end = held != nil || handled.count < rows.count ? (handled.last?.position ?? progress.position) : last
-            try await moveCursor(
-                to: end, releasingClaimTo: held == nil ? nil : .some(progress.redeliverThrough), on: connection,
-                inbox)
         }
         progress.position = end
         recordHandled(end)
@@ -158,17 +179,51 @@ extension DurableOutbox {
         if expired > 0 { inbox.expired(consumer: settings.consumer, count: Int(expired)) }
     }
 
-    /// Runs `handler` on `event` inside a savepoint, up to `maximumAttempts` times (a backoff
-    /// between tries); `nil` once it succeeded, or the tries and the last error. Throws (the
-    /// transaction is then lost) when the connection fails or the handler overruns its timeout.
-    func run(_ handler: @escaping Processors.Handler, on event: any Event, _ connection: PostgresConnection)
-        async throws -> (attempts: Int, reason: String)?
+    /// A handler that threw in a transaction without savepoints: the transaction is rolled back
+    /// and the batch runs again with them.
+    struct OptimisticFailure: Error {
+        let row: Position
+        let reason: String
+    }
+
+    /// Runs `handler` on `event` once, without a savepoint; throws ``OptimisticFailure`` if it
+    /// throws (the transaction must then be rolled back), `handlerTimeout` if it overruns.
+    func runOnce(
+        _ handler: @escaping Processors.Handler, on event: any Event, _ row: Row, _ connection: PostgresConnection
+    )
+        async throws
     {
+        let limit = settings.processing.handlerTimeout
+        do {
+            try await statement(within: limit) { try await handler(event, connection) }
+        } catch PostgresEventBridgeError.statementTimeout {
+            throw PostgresEventBridgeError.handlerTimeout(limit)
+        } catch {
+            let reason = "\(PostgresEventBridgeError.describing(error))"
+            logger.info("consumer \(settings.consumer): handler failed (first try, no savepoint): \(reason)")
+            throw OptimisticFailure(row: row.position, reason: reason)
+        }
+    }
+
+    /// Runs `handler` on `event` inside a savepoint, up to `maximumAttempts` times in all (a
+    /// backoff before each try after the first; `failedBefore`: the first try already failed so);
+    /// `nil` once it succeeded, or the tries and the last error. Throws (the transaction is then
+    /// lost) when the connection fails or the handler overruns its timeout.
+    func run(
+        _ handler: @escaping Processors.Handler, on event: any Event, _ connection: PostgresConnection,
+        failedBefore: String? = nil
+    ) async throws -> (attempts: Int, reason: String)? {
         let limits = settings.processing
         var delay = limits.retryDelay
-        var reason = ""
+        var reason = failedBefore ?? ""
         let tries = max(1, limits.maximumAttempts)
-        for attempt in 1...tries {
+        let first = failedBefore == nil ? 1 : 2
+        guard first <= tries else { return (tries, reason) }
+        for attempt in first...tries {
+            if attempt > 1 {
+                try await Task.sleep(for: delay)
+                delay *= 2
+            }
             try await statement { try await connection.query("SAVEPOINT eventbus_event", logger: logger).consume() }
             do {
                 try await statement(within: limits.handlerTimeout) { try await handler(event, connection) }
@@ -184,10 +239,6 @@ extension DurableOutbox {
                 try await statement {
                     try await connection.query("ROLLBACK TO SAVEPOINT eventbus_event", logger: logger).consume()
                 }
-            }
-            if attempt < tries {
-                try await Task.sleep(for: delay)
-                delay *= 2
             }
         }
         return (tries, reason)

@@ -57,8 +57,9 @@ public struct ChaosLedger: Sendable {
         public let stuck: Bool
         /// Ledger rows written by the time of each kill (how far the receiver had come).
         public let rowsAtKills: [Int]
-        /// How long the whole run took, and the last run to the end.
+        /// How long the whole run took.
         public let duration: Duration
+        /// How long the last receiver took to bring the ledger to every event.
         public let finish: Duration
         /// The dead letters of the ledger's consumer (none expected).
         public let deadLetters: Int

@@ -344,6 +344,40 @@ extension PostgresBridgeTests {
         }
 
         @Test(
+            "a handler that hangs past its timeout every time: its transaction abandoned (connection replaced) and counted, dead-lettered after maximumAttempts, the others once each"
+        )
+        func hangingHandlerIsDeadLettered() async throws {
+            let channel = PostgresBridgeTests.uniqueChannel()
+            let table = try await Self.makeLedger(channel)
+            let publisher = try await Self.publisher(channel)
+            var processing = PostgresEventBridge.Processing()
+            processing.handlerTimeout = .milliseconds(300)
+            let b = try Self.processingNode("b", channel: channel, processing: processing) { ping, connection in
+                if ping.n == 2 { try await Task.sleep(for: .seconds(5)) }
+                try await Self.insert(ping.n, into: table, on: connection)
+            }
+            try await b.start()
+            try await publisher.client.withTransaction(logger: Self.logger) { connection in
+                for n in 1...4 { try await publisher.bridge.publish(Ping(from: "p", n: n), in: connection) }
+            }
+            let numbers = try await Self.waitForLedger(table, count: 3, timeout: .seconds(30))
+            let letters = try await b.bridge.deadLetters(consumer: "b")
+            #expect(numbers == [1, 3, 4], "\(numbers)")
+            #expect(letters.count == 1 && letters.first?.attempts == 3, "\(letters)")
+            let timeouts = b.statuses.events.filter { status in
+                guard case .interrupted(let error) = status, case .handlerTimeout = error as? PostgresEventBridgeError
+                else { return false }
+                return true
+            }
+            #expect(!timeouts.isEmpty, "\(b.statuses.events)")
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await Self.ledger(table).count == 3)
+            print("bridge: a handler that hangs (timeout 300 ms): dead-lettered, \(letters.first?.reason ?? "-")")
+            await b.stop()
+            await publisher.stop()
+        }
+
+        @Test(
             "a handler that kills its process (SIGKILL) every time: dead-lettered after maximumAttempts deaths without running again, the other events' effects once each"
         )
         func poisonThatKillsTheProcess() async throws {

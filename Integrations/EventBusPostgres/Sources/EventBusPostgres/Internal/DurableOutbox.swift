@@ -528,13 +528,15 @@ struct DurableOutbox: Sendable {
     }
 
     /// The rows after `position` through `last` (claimed), in order: no transaction can still add
-    /// one there (the claim saw every one below the oldest running transaction).
+    /// one there (the claim saw every one below the oldest running transaction). The text column
+    /// has a name of its own: named `xid`, it was what `ORDER BY xid` sorted, as text, so a batch
+    /// crossing a power of ten of transaction ids (999 to 1000) was delivered out of order.
     private func readBatch(after position: Position, through last: Position, on connection: PostgresConnection)
         async throws -> [Row]
     {
         let rows = try await connection.query(
             """
-            SELECT id, xid::text, payload FROM eventbus_outbox
+            SELECT id, xid::text AS xid_text, payload FROM eventbus_outbox
             WHERE channel = \(channel) AND (xid, id) > (\(String(position.xid))::xid8, \(position.id))
                 AND (xid, id) <= (\(String(last.xid))::xid8, \(last.id))
             ORDER BY xid, id LIMIT \(settings.batchSize)

@@ -14,7 +14,7 @@ extension RemoteInbox {
     /// ```
     public enum StoredEvent: Sendable {
         /// An authentic envelope of a registered type, decoded (upcast if it was an older version).
-        case event(Decoded)
+        case event(DecodedEvent)
 
         /// A payload this instance cannot decode and an upgraded one may: an envelope or event
         /// version it does not read, or a payload that does not decode as its registered type.
@@ -33,7 +33,7 @@ extension RemoteInbox {
     ///     print(stored.wireName, stored.origin, stored.sequence, order)
     /// }
     /// ```
-    public struct Decoded: Sendable {
+    public struct DecodedEvent: Sendable {
         /// The event, of the type registered for its wire name.
         public let event: any Event
         /// The wire name as the envelope stated it (with its version, `name@2`).
@@ -76,7 +76,7 @@ extension RemoteInbox {
                 do {
                     let decoded = try decode(envelope.data)
                     return .event(
-                        Decoded(
+                        DecodedEvent(
                             event: decoded.event, wireName: envelope.wireName, origin: envelope.stream.origin,
                             sequence: envelope.sequence))
                 } catch {

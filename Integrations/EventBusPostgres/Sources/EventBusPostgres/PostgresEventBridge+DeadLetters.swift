@@ -31,7 +31,8 @@ extension PostgresEventBridge {
     /// or makes it dead again (its ``DeadLetter/attempts`` grown, reported again as
     /// `BridgeIssue.deadLettered(...)`). The bus does not get the event again (it got it when the
     /// consumer first passed it). Returns `false` if there is no such dead letter on this channel,
-    /// or it is requeued already.
+    /// or it is requeued already. Only a bridge of that consumer with a transactional handler
+    /// registered (``process(_:_:)``, any type) picks requeued letters up; until one runs, they wait.
     ///
     /// One UPDATE and a wake-up NOTIFY on a connection of the client's pool; the consumer then
     /// spends one statement per batch looking for requeued letters (an index scan that finds none

@@ -43,7 +43,6 @@ extension DurableOutbox {
         let limits = settings.processing
         var failure: (attempts: Int, reason: String)?
         try await transaction(on: connection) {
-            try await statement { try await lockCursor(on: connection) }
             if letter.tries > limits.maximumAttempts {
                 failure = (
                     letter.tries - 1,
@@ -63,6 +62,9 @@ extension DurableOutbox {
                     failure = (0, "requeued, but it is not an event this instance reads")
                 }
             }
+            // The fence, last (as the cursor's UPDATE is in a batch): the lock is held only until
+            // the COMMIT, so the lease's renewal never waits for a handler.
+            try await statement { try await lockCursor(on: connection) }
             if let failure {
                 try await statement {
                     try await connection.query(

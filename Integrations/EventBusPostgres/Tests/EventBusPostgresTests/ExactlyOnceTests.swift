@@ -378,7 +378,7 @@ extension PostgresBridgeTests {
         }
 
         @Test(
-            "a handler that kills its process (SIGKILL) every time: dead-lettered after maximumAttempts deaths without running again, the other events' effects once each"
+            "a handler that kills its process (SIGKILL) every time: dead-lettered after maximumAttempts deaths without running again, the other events' effects once each; requeued, dead again the same way"
         )
         func poisonThatKillsTheProcess() async throws {
             let channel = PostgresBridgeTests.uniqueChannel()
@@ -413,9 +413,29 @@ extension PostgresBridgeTests {
             #expect(letters.count == 1 && letters.first?.attempts == 3, "\(letters)")
             // Once in its batch (unless it was the batch's first row), then maximumAttempts (3) times alone.
             #expect((3...4).contains(poisoned), "the poison ran \(poisoned) times")
+
+            // Requeued, it still kills the process: dead again after maximumAttempts deaths, never stuck.
+            let letter = try #require(letters.first)
+            #expect(try await publisher.bridge.requeue(letter.id))
+            var again = 0
+            var deadAgain = false
+            while again < 6 && !deadAgain {
+                again += 1
+                let peer = try DurableTests.DurableReceiverProcess(
+                    channel: channel, consumer: "ledger", batch: 100, extra: environment)
+                _ = await peer.wait { $0.lines.contains { $0.hasPrefix("deadlettered") } }
+                deadAgain = peer.lines.contains { $0.hasPrefix("deadlettered") }
+                await peer.stop()
+            }
+            let after = try await publisher.bridge.deadLetters(consumer: "ledger")
+            #expect(deadAgain, "not dead again after \(again) runs")
+            #expect(after.count == 1 && after.first?.id == letter.id && after.first?.requeuedAt == nil, "\(after)")
+            #expect(after.first?.attempts == 6 && after.first?.reason.contains("requeue") == true, "\(after)")
+            #expect(try await Self.ledger(table).map(\.n).sorted() == [1, 2, 4, 5, 6])
             print(
                 "bridge: a handler that kills its process: \(runs.count) process runs, the poison ran \(poisoned) "
-                    + "times, then dead-lettered (\(letters.first?.reason ?? "-")); the 5 others once each")
+                    + "times, then dead-lettered (\(letters.first?.reason ?? "-")); the 5 others once each; "
+                    + "requeued, dead again after \(again) more runs")
             await publisher.stop()
         }
 

@@ -143,8 +143,13 @@ public final class PostgresEventBridge: Service, Sendable {
         logger: Logger = Logger(label: "EventBusPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws {
         guard Names.isValidChannel(channel) else { throw PostgresEventBridgeError.invalidChannelName(channel) }
-        if case .durable(let durable) = configuration.delivery, !(1...200).contains(durable.consumer.utf8.count) {
-            throw PostgresEventBridgeError.invalidConsumerName(durable.consumer)
+        if case .durable(let durable) = configuration.delivery {
+            if let group = durable.group, !group.isValid {
+                throw PostgresEventBridgeError.invalidGroup(name: group.name, partitions: group.partitions)
+            }
+            if !(1...200).contains(durable.consumer.utf8.count) {
+                throw PostgresEventBridgeError.invalidConsumerName(durable.consumer)
+            }
         }
         self.channel = channel
         self.configuration = configuration

@@ -29,6 +29,7 @@ struct OrderingKeyTests {
         #expect(RemoteBridge.orderingKey(ofEnvelope: "not an envelope") == nil)
         #expect(RemoteBridge.orderingKey(ofEnvelope: #"{"v":3,"o":"short","s":1,"n":"x"}"#) == nil)
         // A key whose closing quote is missing (a truncated text) has no ordering key.
-        #expect(RemoteBridge.orderingKey(ofEnvelope: #"{"v":3,"o":"\#(origin.uuidString)","s":1,"n":"x","k":"ab\""#) == nil)
+        #expect(
+            RemoteBridge.orderingKey(ofEnvelope: #"{"v":3,"o":"\#(origin.uuidString)","s":1,"n":"x","k":"ab\""#) == nil)
     }
 }

@@ -85,10 +85,10 @@ extension DurableOutbox {
         }
     }
 
-    /// Gives the lease of `epoch` up and wakes the channel's receivers (a standing-by bridge takes
-    /// over at once): after a clean stop, whose last batch was acknowledged. Best effort, on a
-    /// connection of `client`; a lease not given up lapses.
-    func releaseLease(_ epoch: Int64, client: PostgresClient) async {
+    /// Gives the lease of `epoch` up (`nil`: whichever epoch this bridge holds) and wakes the
+    /// channel's receivers (a standing-by bridge takes over at once): after a clean stop, whose last
+    /// batch was acknowledged. Best effort, on a connection of `client`; a lease not given up lapses.
+    func releaseLease(_ epoch: Int64?, client: PostgresClient) async {
         setEpoch(nil)
         do {
             try await statement {
@@ -98,7 +98,7 @@ extension DurableOutbox {
                         WITH released AS (
                             UPDATE eventbus_cursors SET owner = NULL, lease_until = NULL
                             WHERE channel = \(channel) AND consumer = \(settings.consumer) AND owner = \(member)
-                                AND lease_epoch = \(epoch)
+                                AND lease_epoch = coalesce(\(epoch), lease_epoch)
                             RETURNING 1)
                         SELECT pg_notify(\(channel), \(Self.wakePayload)) FROM released
                         """, logger: logger

@@ -266,6 +266,25 @@ extension PostgresBridgeTests {
             for node in [member, reader] { await node.stop() }
         }
 
+        @Test("more members than partitions: the extra member stands by (reported once) and takes over at a clean stop")
+        func extraMemberStandsBy() async throws {
+            let channel = PostgresBridgeTests.uniqueChannel()
+            let publisher = try await Self.publisher(channel: channel)
+            let first = try await Self.member("solo", partitions: 1, channel: channel)
+            let second = try await Self.member("solo", partitions: 1, channel: channel)
+            let isStandingBy = { (issue: BridgeIssue) in if case .standingBy = issue { true } else { false } }
+            #expect(await second.issues.wait(timeout: .seconds(10)) { $0.contains(where: isStandingBy) })
+            let received = [Recorder(RoomMessage.self, on: first.bus), Recorder(RoomMessage.self, on: second.bus)]
+            try await Self.publishRooms(publisher, rooms: 4, rounds: 0..<5)
+            #expect(await received[0].wait(forCount: 20))
+            await first.stop()
+            try await Self.publishRooms(publisher, rooms: 4, rounds: 5..<10)
+            #expect(await received[1].wait(forCount: 20, timeout: .seconds(10)), "the standby took over")
+            #expect(received.map(\.events.count) == [20, 20])
+            #expect(second.issues.events.filter(isStandingBy).count == 1 && Self.redelivered(second) == 0)
+            for node in [second, publisher] { await node.stop() }
+        }
+
         @Test(
             "a member with another number of partitions, or a plain consumer named like a partition, is refused and reported"
         )

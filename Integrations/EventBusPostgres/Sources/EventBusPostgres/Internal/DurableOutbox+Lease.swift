@@ -59,28 +59,48 @@ extension DurableOutbox {
 
     /// Renews the lease of `epoch` every third of the lease's duration, on connections of
     /// `client` (apart from the reader and its handlers), until cancelled; throws `leaseLost` if
-    /// another bridge took it (and what a statement throws).
+    /// another bridge took it (and what a statement throws). A renewal gets a third of the lease
+    /// (not the statement timeout, which can be longer than the lease): one that does not complete
+    /// in time is tried again at once, until the lease would have lapsed.
     func renewLease(_ epoch: Int64, client: PostgresClient) async throws {
+        var renewedAt = ContinuousClock.now
         while true {
-            try await Task.sleep(for: settings.leaseDuration / 3)
-            let renewed = try await statement {
-                try await client.withConnection { connection in
-                    let rows = try await connection.query(
-                        """
-                        UPDATE eventbus_cursors
-                        SET lease_until = now() + \(Self.milliseconds(settings.leaseDuration)) * interval '1 millisecond'
-                        WHERE channel = \(channel) AND consumer = \(settings.consumer) AND owner = \(member)
-                            AND lease_epoch = \(epoch)
-                        RETURNING 1
-                        """, logger: logger)
-                    var renewed = false
-                    for try await _ in rows.decode(Int32.self) { renewed = true }
-                    return renewed
+            try await Task.sleep(until: renewedAt + settings.leaseDuration / 3)
+            let attempt = ContinuousClock.now
+            let renewed: Bool
+            do {
+                renewed = try await renew(epoch, client: client)
+            } catch PostgresEventBridgeError.statementTimeout(let limit) {
+                guard ContinuousClock.now < renewedAt + settings.leaseDuration else {
+                    setEpoch(nil)
+                    throw PostgresEventBridgeError.leaseLost(consumer: settings.consumer)
                 }
+                logger.warning("renewing the lease of consumer \(settings.consumer) took over \(limit): trying again")
+                continue
             }
             guard renewed else {
                 setEpoch(nil)
                 throw PostgresEventBridgeError.leaseLost(consumer: settings.consumer)
+            }
+            renewedAt = attempt
+        }
+    }
+
+    /// One renewal of the lease of `epoch`, within a third of the lease; whether it was still held.
+    private func renew(_ epoch: Int64, client: PostgresClient) async throws -> Bool {
+        try await statement(timeout: settings.leaseDuration / 3) {
+            try await client.withConnection { connection in
+                let rows = try await connection.query(
+                    """
+                    UPDATE eventbus_cursors
+                    SET lease_until = now() + \(Self.milliseconds(settings.leaseDuration)) * interval '1 millisecond'
+                    WHERE channel = \(channel) AND consumer = \(settings.consumer) AND owner = \(member)
+                        AND lease_epoch = \(epoch)
+                    RETURNING 1
+                    """, logger: logger)
+                var renewed = false
+                for try await _ in rows.decode(Int32.self) { renewed = true }
+                return renewed
             }
         }
     }

@@ -231,12 +231,16 @@ struct DurableOutbox: Sendable {
     /// the task is cancelled, whichever comes first. After `kill -9` of the server, postgres-nio
     /// can leave a statement on the dead connection pending for good; it is then abandoned (left
     /// to its own task), so that the receiver replaces the connection instead of hanging.
-    func statement<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// `timeout`: a shorter limit than `statementTimeout` (a lease's renewal).
+    func statement<T: Sendable>(timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> T)
+        async throws -> T
+    {
         let outcome = NIOLockedValueBox<Outcome<T>>(.waiting(nil))
         let work = Task { try await body() }
-        let timer = Task { [statementTimeout] in
-            try await Task.sleep(for: statementTimeout)
-            Outcome.finish(outcome, with: .failure(PostgresEventBridgeError.statementTimeout(statementTimeout)))
+        let limit = min(timeout ?? statementTimeout, statementTimeout)
+        let timer = Task {
+            try await Task.sleep(for: limit)
+            Outcome.finish(outcome, with: .failure(PostgresEventBridgeError.statementTimeout(limit)))
         }
         Task { Outcome.finish(outcome, with: await work.result) }
         defer { timer.cancel() }

@@ -214,13 +214,13 @@ final class GroupMember: Sendable {
 
     // MARK: Coordinating
 
-    /// The coordinator: a turn at once, then every third of the lease, until cancelled; a failed
-    /// turn is logged and retried at the next (its leases lapse if it keeps failing: the reader's
-    /// acknowledgements then fail, fenced).
+    /// The coordinator: a turn at once, then every third of the lease, until cancelled; a turn that
+    /// fails or takes more than a third of the lease is logged and tried again at the next (its
+    /// leases lapse if it keeps failing: the reader's acknowledgements then fail, fenced).
     private func coordinate(_ client: PostgresClient, _ inbox: RemoteInbox, _ waker: Waker) async throws {
         while true {
             do {
-                try await base.statement {
+                try await base.statement(timeout: base.settings.leaseDuration / 3) {
                     try await client.withConnection { try await self.turn(on: $0, inbox, waker) }
                 }
             } catch is CancellationError {

@@ -109,7 +109,7 @@ extension DurableOutbox {
     /// channel's receivers (a standing-by bridge takes over at once): after a clean stop, whose last
     /// batch was acknowledged. Best effort, on a connection of `client`; a lease not given up lapses.
     func releaseLease(_ epoch: Int64?, client: PostgresClient) async {
-        setEpoch(nil)
+        endEpoch(epoch)
         do {
             try await statement {
                 try await client.withConnection { connection in

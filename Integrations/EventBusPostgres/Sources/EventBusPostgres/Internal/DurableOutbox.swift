@@ -71,6 +71,15 @@ struct DurableOutbox: Sendable {
         state.withLockedValue { $0.epoch = epoch }
     }
 
+    /// Records that the lease of `epoch` is no longer held (`nil`: whichever is), unless a newer one
+    /// was taken meanwhile (a group member's coordinator may take a partition again while its reader
+    /// gives the old lease up).
+    func endEpoch(_ epoch: Int64?) {
+        state.withLockedValue { state in
+            if epoch == nil || state.epoch == epoch { state.epoch = nil }
+        }
+    }
+
     /// Records the lease just taken; returns whether this bridge held the one before it (nobody
     /// else read for the consumer in between).
     func tookLease(_ epoch: Int64) -> Bool {

@@ -14,7 +14,8 @@ extension PostgresEventBridge {
     public struct DeadLetter: Sendable, Identifiable {
         /// The dead letter's id, what ``PostgresEventBridge/requeue(_:)`` takes; ids only grow.
         public let id: Int64
-        /// The consumer whose handler failed.
+        /// The consumer whose handler failed; in a consumer group, the partition's cursor
+        /// (`name#index`), whose lease holder tries it again when it is requeued.
         public let consumer: String
         /// The id of the event's outbox row (which retention may have deleted since).
         public let outboxID: Int64

@@ -1,6 +1,8 @@
 extension PostgresEventBridge {
     /// The channel's dead letters, oldest first, a page at a time: those of `consumer` (`nil`:
-    /// every consumer of the channel) with an id above `after`, `limit` at most. Pass the last id
+    /// every consumer of the channel; a consumer group's name: those of its partitions, whose
+    /// ``DeadLetter/consumer`` is the partition's cursor, `name#index`) with an id above `after`,
+    /// `limit` at most. Pass the last id
     /// of a page as `after` to get the next one.
     ///
     /// Runs one indexed SELECT on a connection of the client's pool (from any instance of the
@@ -49,7 +51,8 @@ extension PostgresEventBridge {
         try await requeue(id: id, consumer: nil) > 0
     }
 
-    /// Requeues every dead letter of `consumer` on this channel that is not requeued already, as
+    /// Requeues every dead letter of `consumer` (a consumer group's name: of its partitions) on this
+    /// channel that is not requeued already, as
     /// ``requeue(_:)`` does each; returns how many. The consumer tries them one per transaction,
     /// oldest first, before its next outbox batches. Throws as ``deadLetters(consumer:after:limit:)``
     /// does.

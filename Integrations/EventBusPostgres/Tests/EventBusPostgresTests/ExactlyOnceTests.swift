@@ -260,6 +260,51 @@ extension PostgresBridgeTests {
         }
 
         @Test(
+            "in a consumer group: each partition's handlers run in the transaction that moves its cursor, its dead letters listed and requeued under the group's name"
+        )
+        func consumerGroup() async throws {
+            let channel = PostgresBridgeTests.uniqueChannel()
+            let table = try await Self.makeLedger(channel)
+            let publisher = try await Self.publisher(channel)
+            struct Refused: Error {}
+            let failing = NIOLockedValueBox(true)
+            var durable = PostgresEventBridge.Durable(consumer: "-")
+            durable.group = PostgresEventBridge.ConsumerGroup(name: "g", partitions: 4)
+            durable.pollInterval = .milliseconds(200)
+            durable.processing.retryDelay = .milliseconds(10)
+            var settings = PostgresEventBridge.Configuration()
+            settings.delivery = .durable(durable)
+            let member = try ClusterNode(
+                name: "\(channel)_g", url: PostgresBridgeTests.url, channel: channel, configuration: settings)
+            member.bridge.register(RoomMessage.self, as: "test.room-message.v1")
+            try member.bridge.process(RoomMessage.self) { message, connection in
+                let n = Int(message.text) ?? 0
+                try await Self.insert(n, into: table, on: connection)
+                if n == 3 && failing.withLockedValue({ $0 }) { throw Refused() }
+            }
+            publisher.bridge.register(RoomMessage.self, as: "test.room-message.v1")
+            try await member.start()
+            // Keys spread the events over the partitions.
+            for n in 1...12 { try await publisher.bridge.publish(RoomMessage(room: "room-\(n % 5)", text: "\(n)")) }
+            let numbers = try await Self.waitForLedger(table, count: 11)
+            #expect(numbers == Array(1...12).filter { $0 != 3 }, "\(numbers)")
+            let letters = try await member.bridge.deadLetters(consumer: "g")
+            #expect(letters.count == 1 && letters.first?.consumer.hasPrefix("g#") == true, "\(letters)")
+            failing.withLockedValue { $0 = false }
+            #expect(try await member.bridge.requeueDeadLetters(of: "g") == 1)
+            #expect(try await Self.waitForLedger(table, count: 12) == Array(1...12))
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await Self.ledger(table).count == 12)
+            #expect(try await member.bridge.deadLetters(consumer: "g").isEmpty)
+            let transactions = Set(try await Self.ledger(table).map(\.tx)).count
+            print(
+                "bridge: transactional handlers in a consumer group of 4 partitions: 12 effects once in "
+                    + "\(transactions) transactions, 1 dead letter listed and requeued under the group's name")
+            await member.stop()
+            await publisher.stop()
+        }
+
+        @Test(
             "a member that lost its lease while its handler ran commits nothing; the next holder makes the effect once")
         func fencedMemberCommitsNothing() async throws {
             let channel = PostgresBridgeTests.uniqueChannel()

@@ -132,8 +132,9 @@ extension DurableOutbox {
 
     // MARK: Operations
 
-    /// The channel's dead letters (of `consumer`, or of every consumer), after id `after`, oldest
-    /// first, `limit` at most; on a connection of `client`.
+    /// The channel's dead letters (of `consumer` and, if it names a consumer group, of its
+    /// partitions' cursors `consumer#index`; or of every consumer), after id `after`, oldest first,
+    /// `limit` at most; on a connection of `client`.
     func deadLetters(consumer: String?, after: Int64, limit: Int, client: PostgresClient) async throws
         -> [PostgresEventBridge.DeadLetter]
     {
@@ -142,7 +143,8 @@ extension DurableOutbox {
             """
             SELECT id, consumer, outbox_id, wire_name, payload, attempts, reason, dead_at, requeued_at
             FROM eventbus_dead_letters
-            WHERE channel = \(channel) AND (\(consumer)::text IS NULL OR consumer = \(consumer)) AND id > \(after)
+            WHERE channel = \(channel) AND id > \(after)
+                AND (\(consumer)::text IS NULL OR consumer = \(consumer) OR starts_with(consumer, \(consumer) || '#'))
             ORDER BY id LIMIT \(Int64(max(0, limit)))
             """, logger: logger)
         var letters: [PostgresEventBridge.DeadLetter] = []
@@ -166,7 +168,8 @@ extension DurableOutbox {
             WITH marked AS (
                 UPDATE eventbus_dead_letters SET requeued_at = clock_timestamp(), requeue_attempts = 0
                 WHERE channel = \(channel) AND requeued_at IS NULL
-                    AND (\(id)::bigint IS NULL OR id = \(id)) AND (\(consumer)::text IS NULL OR consumer = \(consumer))
+                    AND (\(id)::bigint IS NULL OR id = \(id))
+                    AND (\(consumer)::text IS NULL OR consumer = \(consumer) OR starts_with(consumer, \(consumer) || '#'))
                 RETURNING 1)
             SELECT count(*) FROM marked, (SELECT pg_notify(\(channel), \(Self.wakePayload))) AS woken
             """, logger: logger)

@@ -1,0 +1,79 @@
+// At most once (NOTIFY): the bridge's sequential publish-to-handler latency beside a bare
+// postgres-nio LISTEN/NOTIFY round trip (the floor), interleaved in rounds so that the machine's
+// load weighs on both alike; then 16 publishing tasks sharing the serial publisher's batches.
+import ClusterSupport
+import EventBusPostgres
+import Foundation
+
+extension Scenario {
+    /// The at-most-once bridge against the bare LISTEN/NOTIFY floor (goal: p99 within 1 ms of it).
+    static let atMostOnce = Scenario(
+        "at-most-once", "NOTIFY per event; sequential beside a bare LISTEN/NOTIFY floor, then 16 tasks"
+    ) { run in
+        let (sender, receiver) = try await startPair(url: run.url, durable: false)
+        let floor = try await BareNotify.open(run.url)
+        // The floor's payload is as large as the bridge's envelope (1 KiB body, JSON, envelope fields).
+        let bytes = try JSONEncoder().encode(Payload(sentAt: 0, body: kibibyteBody)).count + envelopeOverhead
+        let warmUp = min(500, run.events)
+        try await measure("at most once, warm-up", sender: sender, receiver: receiver, count: warmUp, concurrency: 1)
+        _ = try await floor.roundTrips(count: warmUp, bytes: bytes)
+        // Rounds of each in turn, so that a burst of load elsewhere on the machine hits both.
+        let rounds = run.isSmoke ? 1 : 10
+        var floorSamples: [UInt64] = []
+        var bridgeRuns: [Throughput] = []
+        for _ in 0..<rounds {
+            floorSamples += try await floor.roundTrips(count: run.events / rounds, bytes: bytes)
+            bridgeRuns.append(
+                try await publishAndReceive(
+                    "at most once, sequential", senders: [sender.bridge], tasksEach: 1, receiver: receiver,
+                    count: run.events / rounds))
+        }
+        await floor.close()
+        let bare = Distribution(floorSamples)
+        let bridge = Throughput.merged(bridgeRuns)
+        print(
+            "bare LISTEN/NOTIFY floor (postgres-nio, two connections, \(bytes)-byte payloads, each NOTIFY awaited): "
+                + "\(floorSamples.count) round trips, latency \(bare.summary)")
+        print(bridge.line("at most once, sequential (1 publisher awaiting each), in \(rounds) rounds with the floor"))
+        let p99Over = bridge.latency.p99 - bare.p99
+        print(
+            String(
+                format: "at most once over the floor: p50 %+.2f ms, p99 %+.2f ms, max %+.2f ms",
+                bridge.latency.p50 - bare.p50, p99Over, bridge.latency.max - bare.max))
+        run.goals.record(
+            "at most once, p99 within 1 ms of a bare LISTEN/NOTIFY round trip (same run)",
+            measured: String(format: "%.2f ms − %.2f ms = %+.2f ms", bridge.latency.p99, bare.p99, p99Over),
+            met: p99Over <= 1)
+        try await measure(
+            "at most once, concurrent (16 publishing tasks, batched)", sender: sender, receiver: receiver,
+            count: run.events, concurrency: 16)
+        return await stopPair(sender, receiver)
+    }
+
+    /// An envelope's members around the event's JSON (version, origin, sequence, wire name,
+    /// timestamp, braces and quotes), in bytes.
+    static let envelopeOverhead = 120
+}
+
+/// Starts a sending and a receiving node on a channel of their own (durable: each its own
+/// consumer), with `Payload` registered and room for 100,000 queued publishes.
+func startPair(url: DatabaseURL, durable: Bool) async throws -> (sender: ClusterNode, receiver: ClusterNode) {
+    let channel = benchmarkChannel()
+    let nodes = try ["sender", "receiver"].map { name in
+        var settings = PostgresEventBridge.Configuration()
+        settings.publishBufferCapacity = 100_000
+        if durable { settings.delivery = .durable(PostgresEventBridge.Durable(consumer: name)) }
+        return try ClusterNode(name: "\(channel)_\(name)", url: url, channel: channel, configuration: settings)
+    }
+    for node in nodes { node.bridge.register(Payload.self, as: "bench.payload.v1") }
+    for node in nodes { try await node.start() }
+    return (nodes[0], nodes[1])
+}
+
+/// Stops both nodes (cleaning the outbox first, durable); returns how many issues they reported.
+func stopPair(_ sender: ClusterNode, _ receiver: ClusterNode) async -> Int {
+    _ = try? await sender.bridge.cleanUpOutbox()
+    await sender.stop()
+    await receiver.stop()
+    return sender.issues.events.count + receiver.issues.events.count
+}

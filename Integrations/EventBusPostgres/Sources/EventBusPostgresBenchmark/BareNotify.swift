@@ -55,13 +55,17 @@ final class BareNotify: Sendable {
     }
 
     /// Sends `count` notifications of `bytes` bytes, each awaited before the next, and waits for
-    /// them all to arrive (2 minutes at most, else exits); returns their latencies in nanoseconds.
-    func roundTrips(count: Int, bytes: Int) async throws -> [UInt64] {
+    /// them all to arrive (2 minutes at most, else exits); returns their latencies and how long
+    /// each statement took, in nanoseconds.
+    func roundTrips(count: Int, bytes: Int) async throws -> (latencies: [UInt64], statements: [UInt64]) {
         let start = arrivals.withLockedValue { $0.count }
+        var statements: [UInt64] = []
         for _ in 0..<count {
-            let sentAt = String(DispatchTime.now().uptimeNanoseconds) + "|"
-            let payload = sentAt + String(repeating: "x", count: max(0, bytes - sentAt.utf8.count))
+            let sentAt = DispatchTime.now().uptimeNanoseconds
+            let prefix = String(sentAt) + "|"
+            let payload = prefix + String(repeating: "x", count: max(0, bytes - prefix.utf8.count))
             try await notifier.query("SELECT pg_notify(\(channel), \(payload))", logger: Self.logger).consume()
+            statements.append(DispatchTime.now().uptimeNanoseconds - sentAt)
         }
         let deadline = ContinuousClock.now + .seconds(120)
         while arrivals.withLockedValue({ $0.count }) < start + count {
@@ -71,14 +75,14 @@ final class BareNotify: Sendable {
             }
             try await Task.sleep(for: .milliseconds(2))
         }
-        return arrivals.withLockedValue { Array($0[start..<(start + count)]) }
+        return (arrivals.withLockedValue { Array($0[start..<(start + count)]) }, statements)
     }
 
     /// Closes both connections.
     func close() async {
         listening.cancel()
-        _ = await listening.result
         try? await listener.close()
+        _ = await listening.result
         try? await notifier.close()
     }
 }

@@ -88,6 +88,8 @@ struct Throughput: Sendable {
     let elapsed: Double
     /// Publish-to-handler latencies, in nanoseconds.
     let nanoseconds: [UInt64]
+    /// How long each `publish` took to return (the serial publisher and the send), in nanoseconds.
+    let publishNanoseconds: [UInt64]
 
     /// Events per second, from the first publish to the last arrival.
     var eventsPerSecond: Double { Double(count) / elapsed }
@@ -98,7 +100,7 @@ struct Throughput: Sendable {
     static func merged(_ runs: [Throughput]) -> Throughput {
         Throughput(
             count: runs.reduce(0) { $0 + $1.count }, elapsed: runs.reduce(0) { $0 + $1.elapsed },
-            nanoseconds: runs.flatMap(\.nanoseconds))
+            nanoseconds: runs.flatMap(\.nanoseconds), publishNanoseconds: runs.flatMap(\.publishNanoseconds))
     }
 
     /// "label: N events of 1 KiB, X events/s, latency p50 …".
@@ -129,21 +131,27 @@ func publishAndReceive(
     let latencies = Latencies(on: receiver.bus)
     let publishers = senders.flatMap { sender in Array(repeating: sender, count: tasksEach) }
     let start = ContinuousClock.now
-    try await withThrowingTaskGroup(of: Void.self) { group in
+    let publishing = try await withThrowingTaskGroup(of: [UInt64].self) { group in
         for (task, sender) in publishers.enumerated() {
             group.addTask {
+                var durations: [UInt64] = []
                 for _ in stride(from: task, to: count, by: publishers.count) {
-                    try await sender.publish(Payload(sentAt: DispatchTime.now().uptimeNanoseconds, body: kibibyteBody))
+                    let sentAt = DispatchTime.now().uptimeNanoseconds
+                    try await sender.publish(Payload(sentAt: sentAt, body: kibibyteBody))
+                    durations.append(DispatchTime.now().uptimeNanoseconds - sentAt)
                 }
+                return durations
             }
         }
-        try await group.waitForAll()
+        return try await group.reduce(into: []) { $0 += $1 }
     }
     guard await latencies.wait(forCount: count) else {
         print("\(label): only \(latencies.count) of \(count) events arrived")
         exit(1)
     }
-    return Throughput(count: count, elapsed: seconds(start.duration(to: .now)), nanoseconds: latencies.nanoseconds)
+    return Throughput(
+        count: count, elapsed: seconds(start.duration(to: .now)), nanoseconds: latencies.nanoseconds,
+        publishNanoseconds: publishing)
 }
 
 /// The machine's load average (1, 5 and 15 minutes), as `/proc/loadavg` says it.
@@ -169,4 +177,51 @@ func serverSetting(_ name: String, client: PostgresClient) async -> String {
         return "unknown"
     }
     return value
+}
+
+/// Prints the first five of `issues` (and how many there were), under `label`; nothing if none.
+/// Returns their count.
+@discardableResult
+func printIssues(_ label: String, _ issues: [BridgeIssue]) -> Int {
+    guard !issues.isEmpty else { return 0 }
+    print("\(label): \(issues.count) issues reported, the first: \(issues.prefix(5).map { "\($0)" })")
+    return issues.count
+}
+
+/// CPU time used by this process and by the server's processes, to say where a throughput goes.
+struct CPUTime: Sendable {
+    /// Seconds (user + system) of this process.
+    let process: Double
+    /// Seconds (user + system) of the server's processes listed in `pg_stat_activity` (backends,
+    /// WAL writer, checkpointer…), from `/proc`; NaN if the server is not on this machine.
+    let server: Double
+
+    /// Now, with the server's processes as `client` lists them.
+    static func now(server client: PostgresClient) async -> CPUTime {
+        var clock = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &clock)
+        let process = Double(clock.tv_sec) + Double(clock.tv_nsec) / 1e9
+        var pids: [Int32] = []
+        if let rows = try? await client.query("SELECT pid FROM pg_stat_activity") {
+            do {
+                for try await pid in rows.decode(Int32.self) { pids.append(pid) }
+            } catch {
+                pids = []
+            }
+        }
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var server = pids.isEmpty ? Double.nan : 0
+        for pid in pids {
+            // Fields after the command's closing parenthesis: state, then utime and stime 11 and 12 later.
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let end = stat.lastIndex(of: ")")
+            else { return CPUTime(process: process, server: .nan) }
+            let fields = stat[stat.index(after: end)...].split(separator: " ")
+            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
+                return CPUTime(process: process, server: .nan)
+            }
+            server += (user + system) / ticks
+        }
+        return CPUTime(process: process, server: server)
+    }
 }

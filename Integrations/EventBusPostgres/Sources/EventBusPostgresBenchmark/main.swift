@@ -16,7 +16,8 @@
 /// Every scenario, in the order of a full run.
 let scenarios: [Scenario] = [
     .atMostOnce,  // AtMostOnce.swift: beside a bare LISTEN/NOTIFY floor (BareNotify.swift)
-    .durable,  // Durable.swift: sequential, 16 tasks, 16 publishing bridges
+    .durable,  // Durable.swift: one publisher, 16 tasks of it
+    .durablePublishers,  // Durable.swift: 16 publishing bridges, one consumer
     .scheduled,  // Scheduled.swift: fired per second, lateness
 ]
 

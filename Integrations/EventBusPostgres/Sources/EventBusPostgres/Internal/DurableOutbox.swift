@@ -489,9 +489,12 @@ struct DurableOutbox: Sendable {
     private func readBatch(after position: Position, through last: Position, on connection: PostgresConnection)
         async throws -> [Row]
     {
+        // The text of `xid` is named `xid_text`: named `xid`, it is what `ORDER BY xid` sorts (an
+        // output column wins over an input column), as text, so "1000" came before "996" and a
+        // batch whose xids changed length was delivered out of order (reported as `missed`).
         let rows = try await connection.query(
             """
-            SELECT id, xid::text, payload FROM eventbus_outbox
+            SELECT id, xid::text AS xid_text, payload FROM eventbus_outbox
             WHERE channel = \(channel) AND (xid, id) > (\(String(position.xid))::xid8, \(position.id))
                 AND (xid, id) <= (\(String(last.xid))::xid8, \(last.id))
             ORDER BY xid, id LIMIT \(settings.batchSize)

@@ -4,18 +4,25 @@
 // listening task takes the notification from its sequence.
 import ClusterSupport
 import Dispatch
+import EventBus
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import PostgresNIO
 
 /// A bare LISTEN/NOTIFY round trip with postgres-nio: two dedicated connections on one channel.
+///
+/// With `busHop`, the listener does what the bridge does with a received event before its
+/// handlers run and nothing else: `EventBus.dispatchOnBusQueue(_:)`, the latency read in the
+/// handler on the bus queue. The difference between the two floors is that hop's cost.
 final class BareNotify: Sendable {
     private let listener: PostgresConnection
     private let notifier: PostgresConnection
     private let channel: String
     private let listening: Task<Void, any Error>
     private let arrivals: NIOLockedValueBox<[UInt64]>
+    /// A notification's send time, dispatched on the bus queue with `busHop`.
+    private struct Sent: Event { let at: UInt64 }
     private static let logger = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
 
     private init(
@@ -29,14 +36,20 @@ final class BareNotify: Sendable {
         self.arrivals = arrivals
     }
 
-    /// Opens both connections and returns once the listener listens on a channel of its own.
-    static func open(_ url: DatabaseURL) async throws -> BareNotify {
+    /// Opens both connections and returns once the listener listens on a channel of its own;
+    /// `busHop`: dispatches each arrival on a bus's queue and reads the clock there.
+    static func open(_ url: DatabaseURL, busHop: Bool = false) async throws -> BareNotify {
         let channel = benchmarkChannel()
         let listener = try await PostgresConnection.connect(
             configuration: url.connectionConfiguration(applicationName: "\(channel)_listener"), id: 1, logger: logger)
         let notifier = try await PostgresConnection.connect(
             configuration: url.connectionConfiguration(applicationName: "\(channel)_notifier"), id: 2, logger: logger)
         let arrivals = NIOLockedValueBox<[UInt64]>([])
+        let bus = EventBus()
+        let token = bus.on(Sent.self).next { sent in
+            let now = DispatchTime.now().uptimeNanoseconds
+            arrivals.withLockedValue { $0.append(now - sent.at) }
+        }
         let (ready, readiness) = AsyncStream<Void>.makeStream()
         let listening = Task {
             defer { readiness.finish() }
@@ -45,9 +58,14 @@ final class BareNotify: Sendable {
                 for try await notification in notifications {
                     let now = DispatchTime.now().uptimeNanoseconds
                     let sentAt = UInt64(notification.payload.prefix { $0 != "|" }) ?? now
-                    arrivals.withLockedValue { $0.append(now - sentAt) }
+                    if busHop {
+                        bus.dispatchOnBusQueue(Sent(at: sentAt))
+                    } else {
+                        arrivals.withLockedValue { $0.append(now - sentAt) }
+                    }
                 }
             }
+            token.dispose()
         }
         for await _ in ready {}
         return BareNotify(

@@ -244,6 +244,37 @@ struct DurableOutbox: Sendable {
                 """, binds: bindings)
     }
 
+    /// The statement of ``insertQuery(_:)`` for `payloads`, prepared: the server parses, analyses
+    /// and plans it once per connection of the pool, not at every send.
+    func insert(_ payloads: [String]) -> Insert {
+        Insert(channel: channel, payloads: payloads)
+    }
+
+    /// ``insertQuery(_:)`` as a prepared statement (one SQL text whatever the batch's size: the
+    /// payloads are one array), for the serial publisher's sends.
+    struct Insert: PostgresPreparedStatement {
+        static let sql = """
+            WITH inserted AS (
+                INSERT INTO eventbus_outbox (channel, payload)
+                SELECT $1, u.payload FROM unnest($2::text[]) WITH ORDINALITY AS u(payload, n) ORDER BY u.n
+                RETURNING 1)
+            SELECT pg_notify($1, '\(DurableOutbox.wakePayload)')
+            """
+        /// The channel.
+        let channel: String
+        /// The envelopes, in publish order.
+        let payloads: [String]
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(channel)
+            bindings.append(payloads)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) {}
+    }
+
     // MARK: Receiving
 
     /// Where a receiver reads from: after `position`; the rows up to `redeliverThrough` may have

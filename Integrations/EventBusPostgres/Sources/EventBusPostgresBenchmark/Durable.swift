@@ -1,7 +1,8 @@
 // Durable (outbox + cursor), two scenarios: `durable`, one publisher and 16 tasks of it; and
-// `durable-publishers`, 16 publishers that are 16 bridges (16 origins, 16 serial publishers, 16 pools: 16 app instances), each awaiting each of its
-// publishes, into one durable consumer, with the load average before and after and the server's
-// fsync setting (goal: at least 5,000 events/s at load 1 or less).
+// `durable-publishers`, 16 publishers that are 16 bridges (16 origins, 16 serial publishers, 16
+// pools: 16 app instances), each awaiting each of its publishes, into one durable consumer, with the
+// load average before and after and the server's fsync setting (goal: at least 5,000 events/s at
+// load 1 or less).
 import ClusterSupport
 import EventBus
 import EventBusPostgres

@@ -16,6 +16,11 @@ import Foundation
 import Logging
 import PostgresNIO
 
+/// The database to run the exactly-once mode on, when BENCH_EXACTLY_ONCE is set (and the URL).
+func exactlyOnceMode() -> DatabaseURL? {
+    ProcessInfo.processInfo.environment["BENCH_EXACTLY_ONCE"] == nil ? nil : DatabaseURL.fromEnvironment
+}
+
 /// Runs the exactly-once measurements and the full chaos ledger; exits 1 if the ledger is wrong.
 func runExactlyOnceBenchmark(url: DatabaseURL) async throws {
     let environment = ProcessInfo.processInfo.environment
@@ -191,11 +196,4 @@ private func measureSnapshotHold(url: DatabaseURL) async throws {
     await slow.stop()
     try await slowSender.client.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table)"), logger: logger).consume()
     for node in [slowSender, reader, sender] { await node.stop() }
-}
-
-extension PostgresRowSequence {
-    /// Reads the rows to the end.
-    func consume() async throws {
-        for try await _ in self {}
-    }
 }

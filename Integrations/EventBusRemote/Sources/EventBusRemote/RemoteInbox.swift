@@ -24,7 +24,7 @@ import Foundation
 /// }
 /// ```
 public final class RemoteInbox: Sendable {
-    private let core: RemoteBridge.Core
+    let core: RemoteBridge.Core
     private let state: Locked<State>
 
     private struct State {

@@ -1,0 +1,42 @@
+extension RemoteInbox {
+    /// Records a durable consumer's lag, as the transport just measured it: kept as that
+    /// consumer's latest (``RemoteBridge/lag``) and recorded in its gauges (`consumer_lag`,
+    /// `consumer_lag_seconds`).
+    ///
+    /// Runs on the caller's thread: the gauges of a consumer are made by the metrics factory the
+    /// first time (outside the inbox's locks), then each call is two gauge records and one
+    /// dictionary write under a lock. Never fails; a measure replaces the previous one of the same
+    /// ``ConsumerLag/consumer``.
+    ///
+    /// ```swift
+    /// let (unread, oldest) = try await store.countAfterCursor(of: "billing")
+    /// inbox.lag(ConsumerLag(consumer: "billing", unread: unread, oldestUnreadAge: oldest))
+    /// ```
+    public func lag(_ lag: ConsumerLag) {
+        core.metrics.lag.record(lag)
+    }
+}
+
+extension RemoteInbox {
+    /// Reports ``BridgeIssue/cursorReset(consumer:to:again:skipped:)``, on the bus queue before the
+    /// events delivered next: a durable transport took over consumer `consumer` and found that an
+    /// operator moved its cursor to `point` since it last acknowledged.
+    ///
+    /// ```swift
+    /// if let reset = stored.pendingReset { inbox.cursorReset(consumer: name, to: reset.point, again: 12, skipped: 0) }
+    /// ```
+    public func cursorReset(consumer: String, to point: String, again: Int, skipped: Int) {
+        core.report(.cursorReset(consumer: consumer, to: point, again: again, skipped: skipped))
+    }
+
+    /// Reports ``BridgeIssue/consumerRemoved(consumer:)``, on the bus queue before the events
+    /// delivered next: a durable transport found that consumer `consumer`'s cursor was deleted
+    /// while it read for it, and started it again as a new consumer.
+    ///
+    /// ```swift
+    /// if cursorWasRecreated { inbox.consumerRemoved(name) }
+    /// ```
+    public func consumerRemoved(_ consumer: String) {
+        core.report(.consumerRemoved(consumer: consumer))
+    }
+}

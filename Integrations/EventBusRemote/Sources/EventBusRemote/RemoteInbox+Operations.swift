@@ -20,12 +20,17 @@ extension RemoteInbox {
 extension RemoteInbox {
     /// Reports ``BridgeIssue/cursorReset(consumer:to:again:skipped:)``, on the bus queue before the
     /// events delivered next: a durable transport took over consumer `consumer` and found that an
-    /// operator moved its cursor to `point` since it last acknowledged.
+    /// operator moved its cursor to `point` since it last acknowledged. The inbox also forgets which
+    /// (origin, sequence) pairs it delivered, so that the events it reads next, repeated on purpose,
+    /// are not dropped as duplicates, and those it skips are not reported as `missed` (the
+    /// announcement counts them). Events this bridge published itself are not dispatched again: it
+    /// dispatched them locally when it published them.
     ///
     /// ```swift
     /// if let reset = stored.pendingReset { inbox.cursorReset(consumer: name, to: reset.point, again: 12, skipped: 0) }
     /// ```
     public func cursorReset(consumer: String, to point: String, again: Int, skipped: Int) {
+        forgetDelivered()
         core.report(.cursorReset(consumer: consumer, to: point, again: again, skipped: skipped))
     }
 

@@ -83,7 +83,8 @@ extension DurableOutbox {
                         SELECT c.consumer, \(Self.groupColumns(present: groups)), c.id, c.claimed_id, c.expired,
                             c.updated_at, c.owner, c.lease_until, c.lease_epoch,
                             coalesce(c.owner IS NOT NULL AND c.lease_until > now(), false), u.n, u.oldest,
-                            extract(epoch FROM now() - u.oldest)::float8, c.reset_point
+                            extract(epoch FROM now() - u.oldest)::float8,
+                            CASE WHEN c.updated_at > c.reset_at THEN NULL ELSE c.reset_point END
                         FROM eventbus_cursors c
                         LEFT JOIN LATERAL (
                             SELECT count(*) AS n, min(o.created_at) AS oldest FROM eventbus_outbox o
@@ -247,7 +248,9 @@ extension DurableOutbox {
             found = (Position(xid: UInt64(xid) ?? 0, id: id), from, acknowledged, holder)
         }
         guard let found else { throw PostgresEventBridgeError.unknownConsumer(name) }
-        let target = try await position(of: point, on: connection)
+        var target = try await position(of: point, on: connection)
+        // The end never moves a cursor back (over rows it acknowledged).
+        if case .end = point { target = max(target, found.current) }
         // Counted from what the consumer last acknowledged: an earlier reset not yet announced
         // (nothing acknowledged since) keeps its starting point.
         let from = found.acknowledgedSince ? found.current : (found.from ?? found.current)
@@ -271,6 +274,8 @@ extension DurableOutbox {
     private func position(of point: PostgresEventBridge.ReplayPoint, on connection: PostgresConnection)
         async throws -> Position
     {
+        // `ORDER BY eventbus_outbox.xid`, not `xid`: that would name the output column, text, and
+        // sort "999" after "1000".
         let query: PostgresQuery
         switch point {
         case .beginning:
@@ -280,12 +285,12 @@ extension DurableOutbox {
             query = """
                 SELECT xid::text, id + 1 FROM eventbus_outbox
                 WHERE channel = \(channel) AND xid < pg_snapshot_xmin(pg_current_snapshot())
-                ORDER BY xid DESC, id DESC LIMIT 1
+                ORDER BY eventbus_outbox.xid DESC, eventbus_outbox.id DESC LIMIT 1
                 """
         case .time(let date):
             query = """
                 SELECT xid::text, id FROM eventbus_outbox WHERE channel = \(channel) AND created_at >= \(date)
-                ORDER BY xid, id LIMIT 1
+                ORDER BY eventbus_outbox.xid, eventbus_outbox.id LIMIT 1
                 """
         case .row(let id):
             query = "SELECT xid::text, id FROM eventbus_outbox WHERE channel = \(channel) AND id = \(id)"

@@ -499,7 +499,7 @@ struct DurableOutbox: Sendable {
             SELECT id, xid::text, payload FROM eventbus_outbox
             WHERE channel = \(channel) AND (xid, id) > (\(String(position.xid))::xid8, \(position.id))
                 AND (xid, id) <= (\(String(last.xid))::xid8, \(last.id))
-            ORDER BY xid, id LIMIT \(settings.batchSize)
+            ORDER BY eventbus_outbox.xid, eventbus_outbox.id LIMIT \(settings.batchSize)
             """, logger: logger)
         var batch: [Row] = []
         batch.reserveCapacity(settings.batchSize)

@@ -118,7 +118,8 @@ extension PostgresEventBridge {
     /// ```
     @discardableResult
     public func resetCursor(of consumer: String, to point: ReplayPoint) async throws -> CursorReset {
-        try await operating { outbox in try await outbox.resetCursor(of: consumer, to: point, client: transport.client) }
+        try await operating { outbox in try await outbox.resetCursor(of: consumer, to: point, client: transport.client)
+        }
     }
 
     /// Runs `body` with the durable outbox, with PostgreSQL's errors described.

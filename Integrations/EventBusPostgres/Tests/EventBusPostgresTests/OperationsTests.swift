@@ -67,7 +67,7 @@ extension PostgresBridgeTests {
                 ]
             }
 
-            deinit { tokens.forEach { $0.dispose() } }
+            deinit { for token in tokens { token.dispose() } }
 
             var all: [Entry] { entries.withLockedValue { $0 } }
 
@@ -178,7 +178,9 @@ extension PostgresBridgeTests {
             // The stopped consumer holds the 10 rows back from the cleanup of passed rows.
             #expect(
                 await Self.waitUntil {
-                    try await publisher.bridge.consumers().filter { $0.unread == 0 }.map(\.name) == ["publisher", "running"]
+                    try await publisher.bridge.consumers().filter { $0.unread == 0 }.map(\.name) == [
+                        "publisher", "running",
+                    ]
                 })
             #expect(try await publisher.bridge.cleanUpOutbox() == 0)
             #expect(try await publisher.bridge.removeConsumer("stopped") == .removed)
@@ -243,7 +245,8 @@ extension PostgresBridgeTests {
             #expect(toTime.again == 10 && toTime.skipped == 0, "\(toTime)")
             #expect(await journal.wait { $0.filter(isReset).count == 2 && $0.last == .ping(20) }, "\(journal.all)")
             #expect(journal.pings(after: isReset) == Array(11...20), "\(journal.all)")
-            #expect(try await publisher.bridge.consumer(named: "reader")?.pendingReset == nil, "cleared once acknowledged")
+            #expect(
+                try await publisher.bridge.consumer(named: "reader")?.pendingReset == nil, "cleared once acknowledged")
 
             // To the end with a backlog: the reader slowed down, 40 more published.
             slow.withLockedValue { $0 = true }
@@ -257,7 +260,9 @@ extension PostgresBridgeTests {
             #expect(await journal.wait { $0.contains(.ping(61)) })
             let afterEnd = journal.pings(after: isReset)
             #expect(afterEnd == [61], "nothing of the backlog after the announcement: \(afterEnd)")
-            let delivered = Set(journal.pings(after: { $0 == .reset(again: 10, skipped: 0) })).filter { $0 > 20 && $0 <= 60 }
+            let delivered = Set(journal.pings(after: { $0 == .reset(again: 10, skipped: 0) })).filter {
+                $0 > 20 && $0 <= 60
+            }
             #expect(delivered.count + toEnd.skipped >= 40, "\(delivered.count) delivered, \(toEnd.skipped) skipped")
             #expect(delivered.count < 40, "the backlog was skipped: \(delivered.count) of 40 delivered")
             print(

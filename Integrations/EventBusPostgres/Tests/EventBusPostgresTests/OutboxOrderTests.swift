@@ -12,7 +12,8 @@ extension PostgresBridgeTests.DurableTests {
         try await PostgresBridgeTests.withConnection { connection in
             var xid: UInt64 = 0
             let query: PostgresQuery = "SELECT pg_current_xact_id()::text"
-            for try await text in try await connection.query(query, logger: Logger(label: "tests")).decode(String.self) {
+            for try await text in try await connection.query(query, logger: Logger(label: "tests")).decode(String.self)
+            {
                 xid = UInt64(text) ?? 0
             }
             return xid + 1
@@ -54,7 +55,8 @@ extension PostgresBridgeTests.DurableTests {
         let xids = try await PostgresBridgeTests.withConnection { connection in
             var xids: [UInt64] = []
             let query: PostgresQuery = "SELECT xid::text FROM eventbus_outbox WHERE channel = \(channel) ORDER BY id"
-            for try await text in try await connection.query(query, logger: Logger(label: "tests")).decode(String.self) {
+            for try await text in try await connection.query(query, logger: Logger(label: "tests")).decode(String.self)
+            {
                 xids.append(UInt64(text) ?? 0)
             }
             return xids

@@ -63,7 +63,7 @@ public struct ConsumerLag: Sendable, Hashable, CustomStringConvertible {
     /// One line for logs: `billing: 12 unread, oldest 3.0 seconds`.
     ///
     /// ```swift
-    /// cluster.lag.forEach { logger.info("\($0)") }
+    /// for lag in cluster.lag { logger.info("\(lag)") }
     /// ```
     public var description: String {
         let count = unreadIsExact ? "\(unread)" : "at least \(unread)"

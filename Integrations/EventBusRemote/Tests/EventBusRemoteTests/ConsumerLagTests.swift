@@ -26,8 +26,9 @@ struct ConsumerLagTests {
         let partition = try metrics.expectGauge(
             "eventbus.bridge.consumer_lag", [("consumer", "audit#1"), ("group", "audit"), ("partition", "1")])
         #expect(partition.lastValue == 3)
-        #expect(ConsumerLag(consumer: "x", unread: 7, unreadIsExact: false, oldestUnreadAge: nil).description
-            == "x: at least 7 unread")
+        #expect(
+            ConsumerLag(consumer: "x", unread: 7, unreadIsExact: false, oldestUnreadAge: nil).description
+                == "x: at least 7 unread")
     }
 
     @Test("a cursor reset and a removed consumer are reported on the bus, in order with the events")

@@ -14,21 +14,22 @@ import PostgresNIO
 extension DurableOutbox {
     /// The tables and indexes of ``tables``, then the columns of a pending cursor reset (added to
     /// an existing table only when missing: see the lease's columns for why the check).
-    static let schema = tables + [
-        """
-        DO $$ BEGIN
-            IF NOT EXISTS (
-                SELECT 1 FROM pg_attribute
-                WHERE attrelid = 'eventbus_cursors'::regclass AND attname = 'reset_point' AND NOT attisdropped)
-            THEN
-                ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS reset_point text,
-                    ADD COLUMN IF NOT EXISTS reset_at timestamptz,
-                    ADD COLUMN IF NOT EXISTS reset_from_xid xid8,
-                    ADD COLUMN IF NOT EXISTS reset_from_id bigint;
-            END IF;
-        END $$
-        """
-    ]
+    static let schema =
+        tables + [
+            """
+            DO $$ BEGIN
+                IF NOT EXISTS (
+                    SELECT 1 FROM pg_attribute
+                    WHERE attrelid = 'eventbus_cursors'::regclass AND attname = 'reset_point' AND NOT attisdropped)
+                THEN
+                    ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS reset_point text,
+                        ADD COLUMN IF NOT EXISTS reset_at timestamptz,
+                        ADD COLUMN IF NOT EXISTS reset_from_xid xid8,
+                        ADD COLUMN IF NOT EXISTS reset_from_id bigint;
+                END IF;
+            END $$
+            """
+        ]
 
     /// The most unread rows a running consumer counts when it measures its own lag: beyond it,
     /// ``ConsumerLag/unreadIsExact`` is `false` (each measure is an index range scan over at most
@@ -107,7 +108,9 @@ extension DurableOutbox {
                 let lease: PostgresEventBridge.ConsumerLease
                 switch (owner, until) {
                 case (let owner?, let until?):
-                    lease = live ? .held(by: owner, until: until, epoch: epoch) : .lapsed(by: owner, at: until, epoch: epoch)
+                    lease =
+                        live
+                        ? .held(by: owner, until: until, epoch: epoch) : .lapsed(by: owner, at: until, epoch: epoch)
                 default:
                     lease = .free(epoch: epoch)
                 }

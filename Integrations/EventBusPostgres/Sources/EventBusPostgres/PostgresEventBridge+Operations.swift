@@ -92,6 +92,30 @@ extension PostgresEventBridge {
         try await operating { outbox in try await outbox.removeConsumer(name, force: force, client: transport.client) }
     }
 
+    /// Deletes the cursors of every partition of consumer group `group` at once (one statement):
+    /// the group no longer appears in ``consumers()`` and retention no longer waits for it.
+    /// Refused, nothing deleted, while a live bridge holds the lease of any of its partitions
+    /// (``ConsumerRemoval/leased(by:until:)`` names one), unless `force`
+    /// (``ConsumerRemoval/removedWhileLeased(by:until:)``: each running member then does what
+    /// ``removeConsumer(_:force:)`` describes). ``ConsumerRemoval/unknown`` when the channel has no
+    /// partition of that group, or the database has no consumer groups' columns.
+    ///
+    /// One statement on a connection of the client (plus a catalog lookup).
+    ///
+    /// - Throws: ``PostgresEventBridgeError/operationsNeedDurableDelivery`` at most once; a
+    ///   database error.
+    ///
+    /// ```swift
+    /// let partitions = try await cluster.consumers().filter { $0.group == "billing" }.map(\.name)
+    /// if try await cluster.removeConsumerGroup("billing") == .removed {
+    ///     logger.info("removed \(partitions)")
+    /// }
+    /// ```
+    @discardableResult
+    public func removeConsumerGroup(_ group: String, force: Bool = false) async throws -> ConsumerRemoval {
+        try await operating { outbox in try await outbox.removeGroup(group, force: force, client: transport.client) }
+    }
+
     /// Moves durable consumer `consumer`'s cursor to `point`: to deliver events again (a replay) or
     /// to skip a backlog. Safe while a bridge reads for the consumer, and announced to it.
     ///

@@ -95,8 +95,7 @@ extension PostgresBridgeTests {
         func lagOfAStoppedConsumer() async throws {
             let channel = PostgresBridgeTests.uniqueChannel()
             let publisher = try await Self.member("publisher", channel: channel)
-            let stopped = try await Self.member("stopped", channel: channel)
-            await stopped.stop()
+            try await Self.stopOnceLeased(try await Self.member("stopped", channel: channel), seenBy: publisher)
             let published = ContinuousClock.now
             for n in 1...30 { try await publisher.bridge.publish(Ping(from: "p", n: n)) }
             try await Task.sleep(for: .milliseconds(200))
@@ -170,8 +169,7 @@ extension PostgresBridgeTests {
             let publisher = try await Self.member("publisher", channel: channel)
             let running = try await Self.member("running", channel: channel)
             let journal = Journal(running.bus)
-            let stopped = try await Self.member("stopped", channel: channel)
-            await stopped.stop()
+            try await Self.stopOnceLeased(try await Self.member("stopped", channel: channel), seenBy: publisher)
             for n in 1...10 { try await publisher.bridge.publish(Ping(from: "p", n: n)) }
             #expect(await journal.wait { $0.contains(.ping(10)) })
             #expect(try await publisher.bridge.consumers().map(\.name) == ["publisher", "running", "stopped"])
@@ -277,6 +275,86 @@ extension PostgresBridgeTests {
                 try await publisher.bridge.resetCursor(of: "reader", to: .row(-5))
             }
             for node in [reader, publisher] { await node.stop() }
+        }
+
+        @Test(
+            "a database with consumer groups' columns (in a schema of its own): partitions listed with their group, a lapsed lease shown; a group removed at once, refused while one partition is leased, then forced"
+        )
+        func groupColumns() async throws {
+            let schema = "ops_" + PostgresBridgeTests.uniqueChannel()
+            let channel = PostgresBridgeTests.uniqueChannel()
+            let logger = Logger(label: "tests")
+            try await PostgresBridgeTests.withConnection { connection in
+                try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(schema)"), logger: logger)
+                    .consume()
+            }
+            // Every connection of this bridge works in that schema: its tables are its own.
+            let searchPath = ("options", "-c search_path=\(schema)")
+            var pool = PostgresBridgeTests.url.clientConfiguration()
+            pool.options.additionalStartupParameters = [searchPath]
+            var listen = PostgresBridgeTests.url.connectionConfiguration(applicationName: "ops-groups")
+            listen.options.additionalStartupParameters.append(searchPath)
+            var settings = PostgresEventBridge.Configuration()
+            settings.delivery = .durable(.init(consumer: "operator"))
+            let client = PostgresClient(configuration: pool)
+            let running = Task { await client.run() }
+            let bridge = try PostgresEventBridge(
+                bus: EventBus(), listenConfiguration: listen, client: client, channel: channel, configuration: settings)
+            #expect(try await bridge.consumers().isEmpty, "the schema made, no consumer yet")
+            let holder = UUID()
+            try await PostgresBridgeTests.withConnection { connection in
+                for statement in [
+                    """
+                    ALTER TABLE \(schema).eventbus_cursors ADD COLUMN group_name text, ADD COLUMN partition int,
+                        ADD COLUMN partitions int
+                    """,
+                    """
+                    INSERT INTO \(schema).eventbus_cursors (channel, consumer, xid, id, group_name, partition, partitions)
+                    VALUES ('\(channel)', 'billing#0', '0', 0, 'billing', 0, 3), ('\(channel)', 'billing#1', '0', 0, 'billing', 1, 3),
+                        ('\(channel)', 'billing#2', '0', 0, 'billing', 2, 3), ('\(channel)', 'solo', '0', 0, NULL, NULL, NULL)
+                    """,
+                    "INSERT INTO \(schema).eventbus_outbox (channel, payload) SELECT '\(channel)', 'x' FROM generate_series(1, 5)",
+                    """
+                    UPDATE \(schema).eventbus_cursors SET owner = '\(holder)', lease_until = now() + interval '1 hour'
+                    WHERE consumer = 'billing#1'
+                    """,
+                    """
+                    UPDATE \(schema).eventbus_cursors SET owner = '\(holder)', lease_until = now() - interval '1 minute'
+                    WHERE consumer = 'billing#0'
+                    """,
+                ] {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).consume()
+                }
+            }
+            let listed = try await bridge.consumers()
+            #expect(listed.map(\.name) == ["billing#0", "billing#1", "billing#2", "solo"])
+            #expect(listed.map(\.group) == ["billing", "billing", "billing", nil])
+            #expect(listed.map(\.partition) == [0, 1, 2, nil] && listed.map(\.partitions) == [3, 3, 3, nil])
+            #expect(listed.last?.unread == 5)
+            if case .lapsed(holder, _, _) = listed[0].lease {} else { Issue.record("lapsed: \(listed[0].lease)") }
+            #expect(listed[1].lease.isHeld && !listed[2].lease.isHeld)
+            let refused = try await bridge.removeConsumerGroup("billing")
+            if case .leased(holder, _) = refused {} else { Issue.record("refused while leased: \(refused)") }
+            #expect(try await bridge.consumers().count == 4, "nothing deleted")
+            let forced = try await bridge.removeConsumerGroup("billing", force: true)
+            if case .removedWhileLeased(holder, _) = forced {} else { Issue.record("forced: \(forced)") }
+            #expect(try await bridge.consumers().map(\.name) == ["solo"])
+            #expect(try await bridge.removeConsumerGroup("billing") == .unknown)
+            #expect(try await bridge.removeConsumerGroup("solo") == .unknown, "not a group")
+            try await PostgresBridgeTests.withConnection { connection in
+                try await connection.query(PostgresQuery(unsafeSQL: "DROP SCHEMA \(schema) CASCADE"), logger: logger)
+                    .consume()
+            }
+            running.cancel()
+            await running.value
+        }
+
+        /// Stops `node` once `observer` sees that it holds its consumer's lease, so that it gives the
+        /// lease up (a stop while it is taking the lease leaves one that lapses, `leaseDuration` later).
+        static func stopOnceLeased(_ node: ClusterNode, seenBy observer: ClusterNode) async throws {
+            let consumer = node.name.split(separator: "_").last.map(String.init) ?? node.name
+            #expect(await waitUntil { try await observer.bridge.consumer(named: consumer)?.lease.isHeld == true })
+            await node.stop()
         }
 
         /// Polls `condition` every 20 ms for 10 s at most; returns whether it held.

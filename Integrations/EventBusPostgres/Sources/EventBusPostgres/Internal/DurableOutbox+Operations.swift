@@ -210,6 +210,45 @@ extension DurableOutbox {
         }
     }
 
+    /// Deletes the cursor rows of every partition of consumer group `group` in one statement,
+    /// unless a live bridge holds the lease of one of them (or `force`); `.unknown` when no row
+    /// has that group (or the table has no group columns).
+    func removeGroup(_ group: String, force: Bool, client: PostgresClient) async throws
+        -> PostgresEventBridge.ConsumerRemoval
+    {
+        try await ensureSchema(client)
+        return try await client.withConnection { connection in
+            guard try await Self.hasGroupColumns(on: connection, logger: logger) else { return .unknown }
+            let rows = try await connection.query(
+                """
+                WITH target AS (
+                    SELECT consumer, owner, lease_until,
+                        coalesce(owner IS NOT NULL AND lease_until > now(), false) AS live
+                    FROM eventbus_cursors WHERE channel = \(channel) AND group_name = \(group)
+                    ORDER BY consumer FOR UPDATE),
+                blocking AS (SELECT owner, lease_until FROM target WHERE live ORDER BY lease_until DESC LIMIT 1),
+                gone AS (
+                    DELETE FROM eventbus_cursors c USING target t
+                    WHERE c.channel = \(channel) AND c.consumer = t.consumer
+                        AND (\(force) OR NOT EXISTS (SELECT 1 FROM blocking))
+                    RETURNING 1)
+                SELECT (SELECT count(*) FROM target), (SELECT count(*) FROM gone), b.owner, b.lease_until
+                FROM (SELECT 1) AS one LEFT JOIN blocking b ON true
+                """, logger: logger)
+            var removal = PostgresEventBridge.ConsumerRemoval.unknown
+            for try await (found, deleted, owner, until) in rows.decode((Int64, Int64, UUID?, Date?).self) {
+                switch (found, deleted, owner, until) {
+                case (0, _, _, _): removal = .unknown
+                case (_, 1..., let owner?, let until?): removal = .removedWhileLeased(by: owner, until: until)
+                case (_, 1..., _, _): removal = .removed
+                case (_, _, let owner?, let until?): removal = .leased(by: owner, until: until)
+                default: removal = .unknown
+                }
+            }
+            return removal
+        }
+    }
+
     // MARK: Resetting
 
     /// Moves consumer `name`'s cursor to `point` in one transaction: locks its row, finds the

@@ -36,11 +36,12 @@ extension PostgresEventBridge {
     /// Every durable consumer of the channel, sorted by name, with its exact lag, its lease and its
     /// cursor (a group's partitions are consumers named after their partition, listed together).
     ///
-    /// One statement on a connection of the client. Cost: an index range scan over each
-    /// consumer's unread rows (`eventbus_outbox (channel, xid, id)`, plus a heap read each for
-    /// `created_at`): O(consumers + total unread rows); a consumer millions of rows behind makes
-    /// it take a while (about 0.1–0.5 s per million). For a cheap, periodic figure read ``lag``
-    /// (each consumer's own bridge measures it).
+    /// One statement on a connection of the client. Cost: O(consumers + total unread rows): an
+    /// index range scan over each consumer's unread rows (`eventbus_outbox (channel, xid, id)`,
+    /// plus a heap read each for `created_at`), or a sequential scan of the channel when most rows
+    /// are unread; measured 0.33–0.44 s for a consumer 1,000,000 rows behind (PostgreSQL 15,
+    /// loopback). For a cheap, periodic figure read ``lag`` (each consumer's own bridge measures
+    /// it, counting at most 100,000 rows).
     ///
     /// - Throws: ``PostgresEventBridgeError/operationsNeedDurableDelivery`` at most once; a
     ///   database error (``PostgresEventBridgeError/postgres(message:underlying:)``).

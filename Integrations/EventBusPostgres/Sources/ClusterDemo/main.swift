@@ -1,5 +1,6 @@
 // Two app instances, "orders" and "mail", on one PostgreSQL database, in one run: each has its own
-// bus, PostgreSQL client and bridge, run as swift-service-lifecycle services.
+// bus, PostgreSQL client and bridge, run as swift-service-lifecycle services. Then a billing service
+// of two instances shares its work as a consumer group (durable delivery), and one of them stops.
 //
 //   Integrations/EventBusPostgres/scripts/with-postgres.sh \
 //       swift run --package-path Integrations/EventBusPostgres ClusterDemo
@@ -24,6 +25,13 @@ struct CustomerNotified: Event, Codable {
     var eventType: String { channel }  // the key travels too: subscribers can pick "email"
 }
 
+/// Work for the billing service, keyed by customer: a consumer group partitions by the key.
+struct InvoiceRequested: Event, Codable {
+    let customer: String
+    let invoice: Int
+    var eventType: String { customer }
+}
+
 /// One app instance: a bus of its own, a client, a bridge, and a service group running both.
 struct Instance {
     let name: String
@@ -32,14 +40,19 @@ struct Instance {
     let bridge: PostgresEventBridge
     let group: ServiceGroup
 
-    init(name: String, url: DatabaseURL) throws {
+    /// `delivery`: at most once on "demo_events" by default; durable ones use "demo_billing".
+    init(name: String, url: DatabaseURL, delivery: PostgresEventBridge.Delivery = .atMostOnce) throws {
         self.name = name
         client = PostgresClient(configuration: url.clientConfiguration())
+        var settings = PostgresEventBridge.Configuration()
+        settings.delivery = delivery
+        let durable = if case .durable = delivery { true } else { false }
         bridge = try PostgresEventBridge(
             bus: bus, listenConfiguration: url.connectionConfiguration(applicationName: "demo-\(name)"),
-            client: client, channel: "demo_events")
+            client: client, channel: durable ? "demo_billing" : "demo_events", configuration: settings)
         bridge.register(OrderShipped.self, as: "order.shipped.v1")
         bridge.register(CustomerNotified.self, as: "customer.notified.v1")
+        bridge.register(InvoiceRequested.self, as: "invoice.requested.v1")
         group = ServiceGroup(services: [client, bridge], logger: Logger(label: "demo-\(name)"))
         let name = self.name
         _ = bus.on(BridgeStatus.self).next { status in say("[\(name)] bridge \(status)") }
@@ -125,7 +138,48 @@ func runDemo() async throws {
     try await eventually {
         listening.events.last.map { "\($0)" } == "stopped" && mailListening.events.last.map { "\($0)" } == "stopped"
     }
+    try await shareBillingWork(url: url)
     say("Done.")
+}
+
+/// Two instances of a billing service share its work as a consumer group (durable): each invoice is
+/// handled once, by one of them, each customer's in order; when one stops, the other takes over.
+func shareBillingWork(url: DatabaseURL) async throws {
+    let group = PostgresEventBridge.Delivery.durable(.init(group: "billing", partitions: 4))
+    let shop = try Instance(name: "shop", url: url, delivery: .durable(.init(consumer: "shop")))
+    let workers = try ["billing-1", "billing-2"].map { try Instance(name: $0, url: url, delivery: group) }
+    let handled = workers.map { Recorder(InvoiceRequested.self, on: $0.bus) }
+    for worker in workers {
+        _ = worker.bus.on(InvoiceRequested.self).next { [name = worker.name] request in
+            say("[\(name)] invoice \(request.invoice) for \(request.customer)")
+        }
+    }
+    let total: @Sendable () -> Int = { handled.map(\.events.count).reduce(0, +) }
+    try await withThrowingTaskGroup(of: Void.self) { services in
+        services.addTask { try await shop.group.run() }
+        services.addTask { try await workers[0].group.run() }
+        services.addTask { try await workers[1].group.run() }
+        // The two workers even out their shares of the group's partitions within two heartbeats.
+        try await Task.sleep(for: .milliseconds(2_500))
+        say("[shop] request 8 invoices for 4 customers (durable; the billing group shares them)")
+        for invoice in 1...8 {
+            try await shop.bridge.publish(
+                InvoiceRequested(customer: "customer-\((invoice - 1) % 4 + 1)", invoice: invoice))
+        }
+        try await eventually { total() == 8 }
+        say("[billing] handled \(handled.map(\.events.count)) invoices: each once, shared between the two workers")
+        await workers[0].group.triggerGracefulShutdown()
+        say("[billing-1] stopped cleanly: its partitions go to billing-2")
+        for invoice in 9...12 {
+            try await shop.bridge.publish(
+                InvoiceRequested(customer: "customer-\((invoice - 1) % 4 + 1)", invoice: invoice))
+        }
+        try await eventually { total() == 12 }
+        say("[billing] all 12 invoices handled once: \(handled.map(\.events.count))")
+        await shop.group.triggerGracefulShutdown()
+        await workers[1].group.triggerGracefulShutdown()
+        try await services.waitForAll()
+    }
 }
 
 try await runDemo()

@@ -10,7 +10,8 @@
 // in), "redelivered <count>" and "expired <count>" for each such issue, until it is killed. Like
 // every running durable bridge it fires the channel's scheduled events (ScheduleTests), every
 // PEER_FIRE_POLL_MS milliseconds (1,000 by default), PEER_FIRE_BATCH at a time (500), with the
-// database's clock moved PEER_FIRE_AHEAD_S seconds ahead (0).
+// database's clock moved PEER_FIRE_AHEAD_S seconds ahead (0). With PEER_GROUP set (ConsumerGroupTests),
+// it is a member of that consumer group (PEER_PARTITIONS partitions, 16 by default).
 import ClusterSupport
 import EventBus
 import EventBusPostgres
@@ -19,6 +20,13 @@ import Foundation
 struct Ping: Event, Codable, Equatable {
     let from: String
     let n: Int
+}
+
+/// A keyed event (its room): a consumer group partitions by it.
+struct RoomMessage: Event, Codable, Equatable {
+    let room: String
+    let text: String
+    var eventType: String { room }
 }
 
 /// Writes a line to standard output at once (unbuffered: the test reads it while we run).
@@ -39,13 +47,21 @@ func runDurableReceiver(url: DatabaseURL, channel: String, consumer: String) asy
     durable.scheduling.pollInterval = .milliseconds(Int(environment["PEER_FIRE_POLL_MS"] ?? "") ?? 1_000)
     durable.scheduling.batchSize = Int(environment["PEER_FIRE_BATCH"] ?? "") ?? 500
     durable.scheduling.clockOffset = .seconds(Int(environment["PEER_FIRE_AHEAD_S"] ?? "") ?? 0)
+    if let group = environment["PEER_GROUP"] {
+        durable.group = .init(name: group, partitions: Int(environment["PEER_PARTITIONS"] ?? "") ?? 16)
+    }
     var settings = PostgresEventBridge.Configuration()
     settings.delivery = .durable(durable)
     let node = try ClusterNode(name: "\(channel)_\(consumer)", url: url, channel: channel, configuration: settings)
     node.bridge.register(Ping.self, as: "test.ping.v1")
+    node.bridge.register(RoomMessage.self, as: "test.room-message.v1")
     let delay = Double(ProcessInfo.processInfo.environment["PEER_DELAY_MS"] ?? "") ?? 0
     let pings = node.bus.on(Ping.self).next { ping in
         say("got \(ping.from) \(ping.n)")
+        if delay > 0 { Thread.sleep(forTimeInterval: delay / 1000) }
+    }
+    let messages = node.bus.on(RoomMessage.self).next { message in
+        say("got \(message.room) \(message.text)")
         if delay > 0 { Thread.sleep(forTimeInterval: delay / 1000) }
     }
     let issues = node.bus.on(BridgeIssue.self).next { issue in
@@ -56,7 +72,7 @@ func runDurableReceiver(url: DatabaseURL, channel: String, consumer: String) asy
     say("ready")
     while true {
         try await Task.sleep(for: .seconds(3600))
-        _ = (pings, issues)  // subscribed until the process is killed
+        _ = (pings, messages, issues)  // subscribed until the process is killed
     }
 }
 

@@ -134,8 +134,9 @@ extension PostgresEventBridge {
     public struct Durable: Sendable {
         /// The name this instance's cursor is kept under: stable across restarts (a restarted
         /// instance resumes after the last event its predecessor handled). One running bridge per
-        /// name reads at a time (the lease: ``leaseDuration``); others of the same name stand by.
-        /// 1 to 200 bytes.
+        /// name reads at a time (the lease: ``leaseDuration``); others of the same name stand by
+        /// (to share the work instead, make them a ``group``). 1 to 200 bytes. For a group member,
+        /// the group's name.
         public var consumer: String
 
         /// How many rows a receiver reads, hands to the bus and acknowledges at once. Default 500.
@@ -194,6 +195,16 @@ extension PostgresEventBridge {
         /// ```
         public var scheduling = Scheduling()
 
+        /// The consumer group this bridge is a member of (``init(group:partitions:)``), or `nil`
+        /// (the default): a single consumer, read by one running bridge at a time.
+        ///
+        /// ```swift
+        /// durable.group = PostgresEventBridge.ConsumerGroup(name: "billing", partitions: 16)
+        /// ```
+        public var group: ConsumerGroup? {
+            didSet { if let group { consumer = group.name } }
+        }
+
         /// Durable delivery for consumer `consumer`, with the defaults.
         ///
         /// ```swift
@@ -201,6 +212,18 @@ extension PostgresEventBridge {
         /// ```
         public init(consumer: String) {
             self.consumer = consumer
+        }
+
+        /// Durable delivery as a member of consumer group `group`, split into `partitions`
+        /// partitions (``ConsumerGroup``): every bridge started with the same group shares its
+        /// events, each handled by one member, in order per key. ``consumer`` is the group's name.
+        ///
+        /// ```swift
+        /// settings.delivery = .durable(.init(group: "billing", partitions: 16))
+        /// ```
+        public init(group: String, partitions: Int = 16) {
+            consumer = group
+            self.group = ConsumerGroup(name: group, partitions: partitions)
         }
     }
 }

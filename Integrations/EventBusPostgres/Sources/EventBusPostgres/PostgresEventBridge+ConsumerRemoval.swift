@@ -21,7 +21,8 @@ extension PostgresEventBridge {
         /// renewal (within a third of ``Durable/leaseDuration``), makes the cursor again after the
         /// last committed event, and goes on as a new consumer, announcing it with
         /// `BridgeIssue.consumerRemoved(consumer:)`: the events it had not read are not delivered
-        /// to it, and a batch it was delivering may not be acknowledged.
+        /// to it, and a batch it was delivering may not be acknowledged. (A group's members: see
+        /// ``PostgresEventBridge/removeConsumerGroup(_:force:)``.)
         case removedWhileLeased(by: UUID, until: Date)
 
         /// Refused, nothing changed: bridge `owner` holds the consumer's lease until `until` (it

@@ -79,6 +79,9 @@ extension PostgresEventBridge {
     /// reports `BridgeStatus.interrupted` (`leaseLost`) and `.resumed`, makes the cursor again after
     /// the last committed event and goes on as a new consumer, reporting
     /// `BridgeIssue.consumerRemoved(consumer:)`: events it had not read are not delivered to it.
+    /// A consumer group's partition (`billing#3`) is better removed with its group
+    /// (``removeConsumerGroup(_:force:)``): a running member that loses a partition's cursor holds
+    /// it no more until it reconnects or restarts, which makes the group's missing cursors again.
     ///
     /// - Throws: ``PostgresEventBridgeError/operationsNeedDurableDelivery`` at most once; a
     ///   database error. An unknown name is not an error: ``ConsumerRemoval/unknown``.
@@ -97,9 +100,10 @@ extension PostgresEventBridge {
     /// the group no longer appears in ``consumers()`` and retention no longer waits for it.
     /// Refused, nothing deleted, while a live bridge holds the lease of any of its partitions
     /// (``ConsumerRemoval/leased(by:until:)`` names one), unless `force`
-    /// (``ConsumerRemoval/removedWhileLeased(by:until:)``: each running member then does what
-    /// ``removeConsumer(_:force:)`` describes). ``ConsumerRemoval/unknown`` when the channel has no
-    /// partition of that group, or the database has no consumer groups' columns.
+    /// (``ConsumerRemoval/removedWhileLeased(by:until:)``: each running member loses its partitions
+    /// at its next acknowledgement or coordination turn, holds none, reported as standing by, and
+    /// makes the group's cursors again, after the last committed event, when it reconnects or
+    /// restarts). ``ConsumerRemoval/unknown`` when the channel has no partition of that group.
     ///
     /// One statement on a connection of the client (plus a catalog lookup).
     ///
@@ -119,6 +123,9 @@ extension PostgresEventBridge {
 
     /// Moves durable consumer `consumer`'s cursor to `point`: to deliver events again (a replay) or
     /// to skip a backlog. Safe while a bridge reads for the consumer, and announced to it.
+    ///
+    /// `consumer` may be a consumer group's partition (`billing#3`, as ``consumers()`` lists it):
+    /// the counts are then the partition's own events, and the member that holds it replays.
     ///
     /// One transaction on a connection of the client: it locks the consumer's cursor row, finds
     /// the point (``ReplayPoint``), counts the events between the old and the new position (an

@@ -82,8 +82,9 @@ public final class PostgresEventBridge: Service, Sendable {
     public static let maximumPayloadBytes = 7_999
 
     /// The statements that create durable delivery's tables (`eventbus_outbox`, `eventbus_cursors`,
-    /// and `eventbus_schedule` for scheduled events, added to a database that has only the first
-    /// two the same way) and indexes, each `IF NOT EXISTS`. A durable bridge runs them itself, under an advisory
+    /// `eventbus_schedule` for scheduled events and `eventbus_group_members` for consumer groups,
+    /// added to a database that has only the first two the same way, with the columns later
+    /// versions added) and indexes, each `IF NOT EXISTS`. A durable bridge runs them itself, under an advisory
     /// lock, once per process before it first publishes or receives; run them yourself (in a
     /// migration) when the app's role may not create tables.
     ///
@@ -143,8 +144,13 @@ public final class PostgresEventBridge: Service, Sendable {
         logger: Logger = Logger(label: "EventBusPostgres", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws {
         guard Names.isValidChannel(channel) else { throw PostgresEventBridgeError.invalidChannelName(channel) }
-        if case .durable(let durable) = configuration.delivery, !(1...200).contains(durable.consumer.utf8.count) {
-            throw PostgresEventBridgeError.invalidConsumerName(durable.consumer)
+        if case .durable(let durable) = configuration.delivery {
+            if let group = durable.group, !group.isValid {
+                throw PostgresEventBridgeError.invalidGroup(name: group.name, partitions: group.partitions)
+            }
+            if !(1...200).contains(durable.consumer.utf8.count) {
+                throw PostgresEventBridgeError.invalidConsumerName(durable.consumer)
+            }
         }
         self.channel = channel
         self.configuration = configuration

@@ -26,6 +26,22 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
     /// The durable consumer name is empty or longer than 200 bytes.
     case invalidConsumerName(String)
 
+    /// The consumer group's name is empty or longer than 190 bytes, or its number of partitions is
+    /// not between 1 and 1,024 (``PostgresEventBridge/ConsumerGroup``).
+    case invalidGroup(name: String, partitions: Int)
+
+    /// Consumer group `group` exists on the channel with `stored` partitions; this bridge was
+    /// configured with `configured`. The number is fixed when a group is created: configure the
+    /// stored one, or remove the group and create it anew. Carried by
+    /// `BridgeStatus.interrupted(_:)`, retried with the reconnection's backoff (nothing is read).
+    case groupPartitionsMismatch(group: String, stored: Int, configured: Int)
+
+    /// `consumer` names a cursor of the other kind on the channel: a plain consumer named like a
+    /// group's partition (`"<group>#<n>"`), or a group whose partition names a plain consumer's
+    /// cursor. Nothing is read. Carried by `BridgeStatus.interrupted(_:)`, retried with the
+    /// reconnection's backoff.
+    case consumerNameTaken(String)
+
     /// The listening connection's heartbeat did not come back within the limit.
     case heartbeatTimeout(Duration)
 
@@ -76,6 +92,15 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
                 "invalid channel name \(name.debugDescription): use 1 to 63 bytes of [a-z0-9_], not starting with a digit"
         case .invalidConsumerName(let name):
             return "invalid durable consumer name \(name.debugDescription): use 1 to 200 bytes"
+        case .invalidGroup(let name, let partitions):
+            return
+                "invalid consumer group \(name.debugDescription) of \(partitions) partitions: use a name of 1 to 190 bytes and 1 to 1,024 partitions"
+        case .groupPartitionsMismatch(let group, let stored, let configured):
+            return
+                "consumer group \(group.debugDescription) has \(stored) partitions, this bridge was configured with \(configured)"
+        case .consumerNameTaken(let name):
+            return
+                "\(name.debugDescription) names a cursor of the other kind on this channel (a plain consumer and a group's partition)"
         case .heartbeatTimeout(let limit):
             return "the heartbeat did not come back within \(limit)"
         case .statementTimeout(let limit):

@@ -220,6 +220,9 @@ func runBenchmark() async throws {
     var issues = try await measureMode("at most once", url: url, count: count, durable: false)
     issues += try await measureMode("durable", url: url, count: count, durable: true)
     issues += try await measureScheduled(url: url, count: count)
+    let groupEvents =
+        Int(ProcessInfo.processInfo.environment["BENCH_GROUP_EVENTS"] ?? "") ?? (count < 5_000 ? count : 20_000)
+    issues += try await measureGroups(url: url, count: groupEvents, runs: count < 5_000 ? 1 : 5)
     print("load average (1, 5, 15 min): \(loadAverage())")
     print("issues reported: \(issues)")
 }

@@ -278,7 +278,47 @@ extension PostgresBridgeTests {
         }
 
         @Test(
-            "a database with consumer groups' columns (in a schema of its own): partitions listed with their group, a lapsed lease shown; a group removed at once, refused while one partition is leased, then forced"
+            "a running consumer group: its member measures each partition's lag; a partition's reset is fenced, announced by the member and replayed"
+        )
+        func groupLagAndReset() async throws {
+            let channel = PostgresBridgeTests.uniqueChannel()
+            let publisher = try await Self.member("publisher", channel: channel)
+            publisher.bridge.register(RoomMessage.self, as: "test.room-message.v1")
+            var durable = PostgresEventBridge.Durable(group: "billing", partitions: 2)
+            durable.lagInterval = .milliseconds(100)
+            var settings = PostgresEventBridge.Configuration()
+            settings.delivery = .durable(durable)
+            let member = try ClusterNode(
+                name: "\(channel)_billing", url: PostgresBridgeTests.url, channel: channel, configuration: settings)
+            member.bridge.register(RoomMessage.self, as: "test.room-message.v1")
+            let received = Recorder(RoomMessage.self, on: member.bus)
+            try await member.start()
+            for n in 0..<12 { try await publisher.bridge.publish(RoomMessage(room: "r\(n % 4)", text: "\(n)")) }
+            #expect(await received.wait(forCount: 12))
+            let measured = await Self.waitUntil {
+                let lag = member.bridge.lag
+                return lag.map(\.consumer) == ["billing#0", "billing#1"] && lag.allSatisfy { $0.unread == 0 }
+            }
+            #expect(measured, "both partitions measured, caught up: \(member.bridge.lag)")
+            #expect(member.bridge.lag.map(\.group) == ["billing", "billing"])
+            #expect(member.bridge.lag.map(\.partition) == [0, 1])
+            let partitions = try await publisher.bridge.consumers().filter { $0.group == "billing" }
+            #expect(partitions.map(\.partition) == [0, 1] && partitions.allSatisfy { $0.lease.isHeld })
+
+            let reset = try await publisher.bridge.resetCursor(of: "billing#0", to: .beginning)
+            #expect(reset.again > 0 && reset.again < 12 && reset.holder == member.bridge.leaseOwnerID, "\(reset)")
+            let isReset: (BridgeIssue) -> Bool = {
+                if case .cursorReset("billing#0", _, _, _) = $0 { true } else { false }
+            }
+            #expect(await member.issues.wait { $0.contains(where: isReset) }, "\(member.issues.events)")
+            #expect(await received.wait(forCount: 12 + reset.again), "partition 0's \(reset.again) events again")
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(received.events.count == 12 + reset.again, "nothing more: \(received.events.count)")
+            for node in [member, publisher] { await node.stop() }
+        }
+
+        @Test(
+            "a consumer group's partitions (cursor rows written by hand, in a schema of its own): listed with their group, each counting its own rows, a lapsed lease shown; the group removed at once, refused while one partition is leased, then forced"
         )
         func groupColumns() async throws {
             let schema = "ops_" + PostgresBridgeTests.uniqueChannel()
@@ -305,15 +345,14 @@ extension PostgresBridgeTests {
             try await PostgresBridgeTests.withConnection { connection in
                 for statement in [
                     """
-                    ALTER TABLE \(schema).eventbus_cursors ADD COLUMN group_name text, ADD COLUMN partition int,
-                        ADD COLUMN partitions int
-                    """,
-                    """
                     INSERT INTO \(schema).eventbus_cursors (channel, consumer, xid, id, group_name, partition, partitions)
                     VALUES ('\(channel)', 'billing#0', '0', 0, 'billing', 0, 3), ('\(channel)', 'billing#1', '0', 0, 'billing', 1, 3),
                         ('\(channel)', 'billing#2', '0', 0, 'billing', 2, 3), ('\(channel)', 'solo', '0', 0, NULL, NULL, NULL)
                     """,
-                    "INSERT INTO \(schema).eventbus_outbox (channel, payload) SELECT '\(channel)', 'x' FROM generate_series(1, 5)",
+                    """
+                    INSERT INTO \(schema).eventbus_outbox (channel, payload, ordering_hash)
+                    SELECT '\(channel)', 'x', n FROM generate_series(0, 5) AS n
+                    """,
                     """
                     UPDATE \(schema).eventbus_cursors SET owner = '\(holder)', lease_until = now() + interval '1 hour'
                     WHERE consumer = 'billing#1'
@@ -330,7 +369,7 @@ extension PostgresBridgeTests {
             #expect(listed.map(\.name) == ["billing#0", "billing#1", "billing#2", "solo"])
             #expect(listed.map(\.group) == ["billing", "billing", "billing", nil])
             #expect(listed.map(\.partition) == [0, 1, 2, nil] && listed.map(\.partitions) == [3, 3, 3, nil])
-            #expect(listed.last?.unread == 5)
+            #expect(listed.map(\.unread) == [2, 2, 2, 6], "each partition counts its own rows (hash modulo 3)")
             if case .lapsed(holder, _, _) = listed[0].lease {} else { Issue.record("lapsed: \(listed[0].lease)") }
             #expect(listed[1].lease.isHeld && !listed[2].lease.isHeld)
             let refused = try await bridge.removeConsumerGroup("billing")

@@ -206,18 +206,9 @@ extension PostgresBridgeTests {
             for name in ["a", "b"] {
                 let other = name == "a" ? "b" : "a"
                 #expect(received[name]!.sorted() == published[other]!, "\(name): each of \(other)'s events once")
-                // Known issue: a single reader delivered a publisher's event after the next one (each still
-                // once), in about 1 run in 4 on a fresh server (see ConsumerLeaseTests); root cause not found.
-                withKnownIssue("order across a consumer's hand-over under load (issue 38 report)", isIntermittent: true)
-                {
-                    #expect(received[name]! == received[name]!.sorted(), "\(name): in order")
-                }
+                #expect(received[name]! == received[name]!.sorted(), "\(name): in order")
             }
-            let unexpected = issues.filter { if case .missed = $0 { false } else { true } }
-            #expect(unexpected.isEmpty, "no undecodable, held, expired or redelivered event: \(unexpected)")
-            withKnownIssue("a missed report from the same out-of-order delivery", isIntermittent: true) {
-                #expect(issues.count == unexpected.count, "no missed report: \(issues)")
-            }
+            #expect(issues.isEmpty, "no undecodable, held, expired, redelivered or missed event: \(issues)")
             print(
                 "bridge: rolling upgrade, 2 instances, 4 deploys, \(next) events published, "
                     + "\(received["a"]!.count + received["b"]!.count) received across instances, \(issues.count) issues"

@@ -52,10 +52,14 @@ public final class RemoteInbox: Sendable {
 
     /// Where a payload came from: a live channel (freshness checked, with a key), a durable
     /// transport's store, or a durable transport's wake-up channel (events refused).
-    enum Source {
+    enum Source: Equatable {
         case live
-        case store
+        /// `subset`: the store hands this receiver a subset of each origin's events (a partition of
+        /// a consumer group), so a skipped sequence is not a loss and sequences come out of order.
+        case store(subset: Bool)
         case signal
+
+        var isStore: Bool { if case .store = self { true } else { false } }
     }
 
     /// Checks, records and dispatches one received payload, or reports why not; never traps.
@@ -104,7 +108,7 @@ public final class RemoteInbox: Sendable {
             payload, maximumBytes: core.maximumPayloadBytes, verifier: core.authenticator,
             channel: core.format.channel, acceptsPrevious: core.acceptsPreviousVersion)
         switch parsed {
-        case .newer(let reason) where source == .store:
+        case .newer(let reason) where source.isStore:
             return .held(reason: reason)
         case .invalid(let reason), .newer(let reason):
             core.report(
@@ -145,17 +149,24 @@ public final class RemoteInbox: Sendable {
     /// The wait is an internal marker event dispatched on the bus queue behind the batch.
     /// O(payloads) outside any lock, as ``deliver(_:)`` each.
     ///
+    ///
+    /// `subset`: the store hands this receiver only some of each origin's events (a partition of a
+    /// consumer group: events of other keys go to other members), so their sequences skip and
+    /// interleave: no gap is counted (a skipped sequence is another member's, not a loss), and an
+    /// envelope whose sequence is far behind its origin's latest is delivered (the store's cursor,
+    /// not the window, rules out a repeat). Duplicates within the window are still dropped.
+    ///
     /// ```swift
     /// let rows = try await readBatch(after: cursor)
     /// let batch = await inbox.deliverAndWait(rows.map(\.payload))
     /// if batch.handled > 0 { try await acknowledge(rows[batch.handled - 1]) }   // handlers have run
     /// if let reason = batch.held { inbox.held(consumer: name, reason: reason) }
     /// ```
-    public func deliverAndWait(_ payloads: [String]) async -> StoredBatch {
+    public func deliverAndWait(_ payloads: [String], subset: Bool = false) async -> StoredBatch {
         var handled = 0
         var held: String?
         for payload in payloads {
-            if case .held(let reason) = deliver(payload, from: .store) {
+            if case .held(let reason) = deliver(payload, from: .store(subset: subset)) {
                 held = reason
                 break
             }
@@ -238,7 +249,11 @@ public final class RemoteInbox: Sendable {
         // Signed and of this channel, but not for this instance: recorded (not a loss), not dispatched.
         let recordsRefusal = envelope.authenticated && origin != core.origin
         func refuse(_ issue: BridgeIssue) {
-            if recordsRefusal { admit(envelope, refused: issue) } else { core.report(issue) }
+            if recordsRefusal {
+                admit(envelope, refused: issue, subset: source == .store(subset: true))
+            } else {
+                core.report(issue)
+            }
         }
         let decode: Registry.Decode
         switch core.registry.withLock({ $0.lookup(statedName: envelope.wireName) }) {
@@ -248,7 +263,7 @@ public final class RemoteInbox: Sendable {
             refuse(.unknownWireName(envelope.wireName, origin: origin))
             return nil
         case .unreadable(let reason):
-            if source == .store { return reason }
+            if source.isStore { return reason }
             refuse(
                 .undecodablePayload(
                     wireName: envelope.wireName, origin: origin, error: RemoteBridgeError.unreadableVersion(reason)))
@@ -258,7 +273,7 @@ public final class RemoteInbox: Sendable {
         do {
             event = try decode(envelope.data)
         } catch {
-            if source == .store { return "\(envelope.wireName) did not decode: \(error)" }
+            if source.isStore { return "\(envelope.wireName) did not decode: \(error)" }
             refuse(.undecodablePayload(wireName: envelope.wireName, origin: origin, error: error))
             return nil
         }
@@ -266,15 +281,28 @@ public final class RemoteInbox: Sendable {
             dispatch(event, envelope)
             return nil
         }
-        admit(envelope, event: event)
+        admit(envelope, event: event, subset: source == .store(subset: true))
         return nil
     }
 
     /// Records `envelope` in the duplicate window and reports what it revealed; then dispatches
     /// `event`, or (an envelope recorded but not delivered) reports `refused`.
-    private func admit(_ envelope: Envelope.Received, event: Registry.Decoded? = nil, refused: BridgeIssue? = nil) {
+    /// `subset`: from a store that hands this receiver a subset of each origin's events (see
+    /// ``deliverAndWait(_:subset:)``): gaps are not counted, and an envelope older than the window is
+    /// delivered.
+    private func admit(
+        _ envelope: Envelope.Received, event: Registry.Decoded? = nil, refused: BridgeIssue? = nil,
+        subset: Bool = false
+    ) {
         let origin = envelope.stream.origin
-        switch state.withLock({ $0.history.admit(envelope) }) {
+        var verdict = state.withLock { $0.history.admit(envelope) }
+        if subset {
+            switch verdict {
+            case .deliver, .older: verdict = .deliver(missed: 0)
+            case .duplicate: break
+            }
+        }
+        switch verdict {
         case .deliver(let missed):
             if let missed, missed > 0 {
                 core.report(.missed(origin: origin, count: missed, before: envelope.sequence))

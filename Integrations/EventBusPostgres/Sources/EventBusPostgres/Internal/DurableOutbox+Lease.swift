@@ -59,37 +59,57 @@ extension DurableOutbox {
 
     /// Renews the lease of `epoch` every third of the lease's duration, on connections of
     /// `client` (apart from the reader and its handlers), until cancelled; throws `leaseLost` if
-    /// another bridge took it (and what a statement throws).
+    /// another bridge took it (and what a statement throws). A renewal gets a third of the lease
+    /// (not the statement timeout, which can be longer than the lease): one that does not complete
+    /// in time is tried again at once, until the lease would have lapsed.
     func renewLease(_ epoch: Int64, client: PostgresClient) async throws {
+        var renewedAt = ContinuousClock.now
         while true {
-            try await Task.sleep(for: settings.leaseDuration / 3)
-            let renewed = try await statement {
-                try await client.withConnection { connection in
-                    let rows = try await connection.query(
-                        """
-                        UPDATE eventbus_cursors
-                        SET lease_until = now() + \(Self.milliseconds(settings.leaseDuration)) * interval '1 millisecond'
-                        WHERE channel = \(channel) AND consumer = \(settings.consumer) AND owner = \(member)
-                            AND lease_epoch = \(epoch)
-                        RETURNING 1
-                        """, logger: logger)
-                    var renewed = false
-                    for try await _ in rows.decode(Int32.self) { renewed = true }
-                    return renewed
+            try await Task.sleep(until: renewedAt + settings.leaseDuration / 3)
+            let attempt = ContinuousClock.now
+            let renewed: Bool
+            do {
+                renewed = try await renew(epoch, client: client)
+            } catch PostgresEventBridgeError.statementTimeout(let limit) {
+                guard ContinuousClock.now < renewedAt + settings.leaseDuration else {
+                    setEpoch(nil)
+                    throw PostgresEventBridgeError.leaseLost(consumer: settings.consumer)
                 }
+                logger.warning("renewing the lease of consumer \(settings.consumer) took over \(limit): trying again")
+                continue
             }
             guard renewed else {
                 setEpoch(nil)
                 throw PostgresEventBridgeError.leaseLost(consumer: settings.consumer)
             }
+            renewedAt = attempt
         }
     }
 
-    /// Gives the lease of `epoch` up and wakes the channel's receivers (a standing-by bridge takes
-    /// over at once): after a clean stop, whose last batch was acknowledged. Best effort, on a
-    /// connection of `client`; a lease not given up lapses.
-    func releaseLease(_ epoch: Int64, client: PostgresClient) async {
-        setEpoch(nil)
+    /// One renewal of the lease of `epoch`, within a third of the lease; whether it was still held.
+    private func renew(_ epoch: Int64, client: PostgresClient) async throws -> Bool {
+        try await statement(timeout: settings.leaseDuration / 3) {
+            try await client.withConnection { connection in
+                let rows = try await connection.query(
+                    """
+                    UPDATE eventbus_cursors
+                    SET lease_until = now() + \(Self.milliseconds(settings.leaseDuration)) * interval '1 millisecond'
+                    WHERE channel = \(channel) AND consumer = \(settings.consumer) AND owner = \(member)
+                        AND lease_epoch = \(epoch)
+                    RETURNING 1
+                    """, logger: logger)
+                var renewed = false
+                for try await _ in rows.decode(Int32.self) { renewed = true }
+                return renewed
+            }
+        }
+    }
+
+    /// Gives the lease of `epoch` up (`nil`: whichever epoch this bridge holds) and wakes the
+    /// channel's receivers (a standing-by bridge takes over at once): after a clean stop, whose last
+    /// batch was acknowledged. Best effort, on a connection of `client`; a lease not given up lapses.
+    func releaseLease(_ epoch: Int64?, client: PostgresClient) async {
+        endEpoch(epoch)
         do {
             try await statement {
                 try await client.withConnection { connection in
@@ -98,7 +118,7 @@ extension DurableOutbox {
                         WITH released AS (
                             UPDATE eventbus_cursors SET owner = NULL, lease_until = NULL
                             WHERE channel = \(channel) AND consumer = \(settings.consumer) AND owner = \(member)
-                                AND lease_epoch = \(epoch)
+                                AND lease_epoch = coalesce(\(epoch), lease_epoch)
                             RETURNING 1)
                         SELECT pg_notify(\(channel), \(Self.wakePayload)) FROM released
                         """, logger: logger

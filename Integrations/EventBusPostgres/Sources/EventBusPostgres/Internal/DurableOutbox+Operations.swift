@@ -36,33 +36,14 @@ extension DurableOutbox {
     /// this many rows).
     static let lagCountLimit = 100_000
 
-    // MARK: Consumer groups (the one place they plug in)
+    // MARK: Consumer groups
 
-    /// GROUPS: the columns of a consumer group's partition in `eventbus_cursors` (`group_name text`,
-    /// `partition int`, `partitions int`), as select-list expressions over the cursor row `c`:
-    /// read when the table has them (a database migrated by a version with consumer groups),
-    /// `NULL`s otherwise.
-    static func groupColumns(present: Bool) -> String {
-        present ? "c.group_name, c.partition, c.partitions" : "NULL::text, NULL::int4, NULL::int4"
-    }
-
-    /// GROUPS: the condition an outbox row `o` meets to belong to the cursor row `c`'s partition:
-    /// `true` while there are no partitions (every row of the channel is every consumer's). The
-    /// groups change replaces this with its partition function over the row's key, for rows whose
-    /// cursor has `partitions`, so that a partition's lag counts only its own rows.
-    static let partitionFilter = "true"
-
-    /// Whether `eventbus_cursors` has the consumer-group columns.
-    static func hasGroupColumns(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        let rows = try await connection.query(
-            """
-            SELECT count(*) FROM pg_attribute
-            WHERE attrelid = 'eventbus_cursors'::regclass AND NOT attisdropped
-                AND attname IN ('group_name', 'partition', 'partitions')
-            """, logger: logger)
-        var count: Int64 = 0
-        for try await value in rows.decode(Int64.self) { count = value }
-        return count == 3
+    /// The condition an outbox row `o` meets to be the cursor row `c`'s: every row of the channel
+    /// for a plain consumer; for a group's partition, the rows whose ordering hash falls in it (as
+    /// the partition's reader and the cleanup count them; a row written before groups, without a
+    /// hash, is partition 0's).
+    static func partitionFilter(cursor c: String = "c", row o: String = "o") -> String {
+        "(\(c).partitions IS NULL OR coalesce(\(o).ordering_hash, 0) % \(c).partitions = \(c).partition)"
     }
 
     // MARK: Listing and lag
@@ -74,14 +55,13 @@ extension DurableOutbox {
     {
         try await ensureSchema(client)
         return try await client.withConnection { connection in
-            let groups = try await Self.hasGroupColumns(on: connection, logger: logger)
             var bindings = PostgresBindings(capacity: 2)
             bindings.append(channel)
             bindings.append(name)
             let rows = try await connection.query(
                 PostgresQuery(
                     unsafeSQL: """
-                        SELECT c.consumer, \(Self.groupColumns(present: groups)), c.id, c.claimed_id, c.expired,
+                        SELECT c.consumer, c.group_name, c.partition, c.partitions, c.id, c.claimed_id, c.expired,
                             c.updated_at, c.owner, c.lease_until, c.lease_epoch,
                             coalesce(c.owner IS NOT NULL AND c.lease_until > now(), false), u.n, u.oldest,
                             extract(epoch FROM now() - u.oldest)::float8,
@@ -89,7 +69,7 @@ extension DurableOutbox {
                         FROM eventbus_cursors c
                         LEFT JOIN LATERAL (
                             SELECT count(*) AS n, min(o.created_at) AS oldest FROM eventbus_outbox o
-                            WHERE o.channel = c.channel AND (o.xid, o.id) > (c.xid, c.id) AND \(Self.partitionFilter)
+                            WHERE o.channel = c.channel AND (o.xid, o.id) > (c.xid, c.id) AND \(Self.partitionFilter())
                         ) AS u ON true
                         WHERE c.channel = $1 AND ($2::text IS NULL OR c.consumer = $2)
                         ORDER BY c.consumer
@@ -126,41 +106,51 @@ extension DurableOutbox {
         }
     }
 
-    /// This consumer's lag, counted up to ``lagCountLimit`` rows (an index range scan over at most
-    /// that many), on `connection`.
-    func ownLag(on connection: PostgresConnection) async throws -> ConsumerLag {
-        let groups = try await Self.hasGroupColumns(on: connection, logger: logger)
-        var bindings = PostgresBindings(capacity: 2)
+    /// The lag of this consumer, or of the partitions of consumer group `group` whose lease this
+    /// bridge holds, each counted up to ``lagCountLimit`` rows, on `connection`: per cursor, an
+    /// index range scan over at most that many rows of its own (for a partition, the scan also
+    /// passes the other partitions' rows between them).
+    func ownLags(group: String?, on connection: PostgresConnection) async throws -> [ConsumerLag] {
+        var bindings = PostgresBindings(capacity: 4)
         bindings.append(channel)
         bindings.append(settings.consumer)
+        bindings.append(group)
+        bindings.append(member)
         let rows = try await connection.query(
             PostgresQuery(
                 unsafeSQL: """
-                    SELECT max(g.group_name), max(g.partition), count(u.created_at),
-                        extract(epoch FROM now() - min(u.created_at))::float8
-                    FROM (SELECT \(Self.groupColumns(present: groups)) FROM eventbus_cursors c
-                          WHERE c.channel = $1 AND c.consumer = $2) AS g(group_name, partition, partitions)
+                    SELECT c.consumer, c.group_name, c.partition, u.n, extract(epoch FROM now() - u.oldest)::float8
+                    FROM eventbus_cursors c
                     LEFT JOIN LATERAL (
-                        SELECT o.created_at FROM eventbus_cursors c JOIN eventbus_outbox o
-                            ON o.channel = c.channel AND (o.xid, o.id) > (c.xid, c.id) AND \(Self.partitionFilter)
-                        WHERE c.channel = $1 AND c.consumer = $2
-                        ORDER BY o.xid, o.id LIMIT \(Self.lagCountLimit + 1)) AS u ON true
+                        SELECT count(*) AS n, min(t.created_at) AS oldest FROM (
+                            SELECT o.created_at FROM eventbus_outbox o
+                            WHERE o.channel = c.channel AND (o.xid, o.id) > (c.xid, c.id) AND \(Self.partitionFilter())
+                            ORDER BY o.xid, o.id LIMIT \(Self.lagCountLimit + 1)) AS t
+                    ) AS u ON true
+                    WHERE c.channel = $1
+                        AND CASE WHEN $3::text IS NULL THEN c.consumer = $2
+                            ELSE c.group_name = $3 AND c.owner = $4 AND c.lease_until > now() END
+                    ORDER BY c.consumer
                     """, binds: bindings), logger: logger)
-        var lag = ConsumerLag(consumer: settings.consumer, unread: 0, oldestUnreadAge: nil)
-        for try await (group, partition, count, age) in rows.decode((String?, Int32?, Int64, Double?).self) {
-            lag = ConsumerLag(
-                consumer: settings.consumer, group: group, partition: partition.map(Int.init),
-                unread: min(Int(count), Self.lagCountLimit), unreadIsExact: count <= Self.lagCountLimit,
-                oldestUnreadAge: age.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) })
+        var lags: [ConsumerLag] = []
+        for try await (consumer, group, partition, count, age) in rows.decode(
+            (String, String?, Int32?, Int64, Double?).self)
+        {
+            lags.append(
+                ConsumerLag(
+                    consumer: consumer, group: group, partition: partition.map(Int.init),
+                    unread: min(Int(count), Self.lagCountLimit), unreadIsExact: count <= Self.lagCountLimit,
+                    oldestUnreadAge: age.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }))
         }
-        return lag
+        return lags
     }
 
-    /// Measures this consumer's lag every ``PostgresEventBridge/Durable/lagInterval`` on
-    /// connections of `client`, handing each measure to the inbox (``RemoteBridge/lag``, the
-    /// gauges), until cancelled; a failed measure is logged and tried again at the next interval.
-    /// Runs beside the reading while this bridge holds the consumer's lease.
-    func measureLag(_ inbox: RemoteInbox, client: PostgresClient) async {
+    /// Measures this consumer's lag (or, `group`, that of the group's partitions this bridge
+    /// holds) every ``PostgresEventBridge/Durable/lagInterval`` on connections of `client`, handing
+    /// each measure to the inbox (``RemoteBridge/lag``, the gauges), until cancelled; a failed
+    /// measure is logged and tried again at the next interval. Runs beside the reading while this
+    /// bridge holds the consumer's lease (or is a member of the group).
+    func measureLag(_ inbox: RemoteInbox, client: PostgresClient, group: String? = nil) async {
         guard let interval = settings.lagInterval, interval > .zero else {
             // Measuring is off: wait for the end of the reading, as the other tasks do.
             while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
@@ -168,8 +158,10 @@ extension DurableOutbox {
         }
         while !Task.isCancelled {
             do {
-                let lag = try await statement { try await client.withConnection { try await ownLag(on: $0) } }
-                inbox.lag(lag)
+                let lags = try await statement {
+                    try await client.withConnection { try await ownLags(group: group, on: $0) }
+                }
+                for lag in lags { inbox.lag(lag) }
             } catch {
                 if Task.isCancelled { return }
                 logger.info("measuring the lag of consumer \(settings.consumer) failed: \(error)")
@@ -212,13 +204,12 @@ extension DurableOutbox {
 
     /// Deletes the cursor rows of every partition of consumer group `group` in one statement,
     /// unless a live bridge holds the lease of one of them (or `force`); `.unknown` when no row
-    /// has that group (or the table has no group columns).
+    /// has that group.
     func removeGroup(_ group: String, force: Bool, client: PostgresClient) async throws
         -> PostgresEventBridge.ConsumerRemoval
     {
         try await ensureSchema(client)
         return try await client.withConnection { connection in
-            guard try await Self.hasGroupColumns(on: connection, logger: logger) else { return .unknown }
             let rows = try await connection.query(
                 """
                 WITH target AS (
@@ -296,7 +287,7 @@ extension DurableOutbox {
         // Counted from what the consumer last acknowledged: an earlier reset not yet announced
         // (nothing acknowledged since) keeps its starting point.
         let from = found.acknowledgedSince ? found.current : (found.from ?? found.current)
-        let between = try await count(between: min(from, target), and: max(from, target), on: connection)
+        let between = try await count(of: name, between: min(from, target), and: max(from, target), on: connection)
         let (again, skipped) = target < from ? (between, 0) : (0, between)
         try await connection.query(
             """
@@ -350,16 +341,17 @@ extension DurableOutbox {
         }
     }
 
-    /// The channel's rows after `low` through `high`.
-    private func count(between low: Position, and high: Position, on connection: PostgresConnection) async throws
-        -> Int
-    {
+    /// Consumer `name`'s rows (of its partition, for a group's) after `low` through `high`.
+    private func count(
+        of name: String, between low: Position, and high: Position, on connection: PostgresConnection
+    ) async throws -> Int {
         guard low < high else { return 0 }
         let rows = try await connection.query(
             """
-            SELECT count(*) FROM eventbus_outbox
-            WHERE channel = \(channel) AND (xid, id) > (\(String(low.xid))::xid8, \(low.id))
-                AND (xid, id) <= (\(String(high.xid))::xid8, \(high.id))
+            SELECT count(*) FROM eventbus_outbox o, eventbus_cursors c
+            WHERE c.channel = \(channel) AND c.consumer = \(name) AND o.channel = \(channel)
+                AND (o.xid, o.id) > (\(String(low.xid))::xid8, \(low.id))
+                AND (o.xid, o.id) <= (\(String(high.xid))::xid8, \(high.id)) AND \(unescaped: Self.partitionFilter())
             """, logger: logger)
         var count: Int64 = 0
         for try await value in rows.decode(Int64.self) { count = value }
@@ -379,7 +371,8 @@ extension DurableOutbox {
             try await connection.query(
                 """
                 WITH r AS (
-                    SELECT reset_point, reset_from_xid, reset_from_id, xid, id, updated_at > reset_at AS acknowledged
+                    SELECT reset_point, reset_from_xid, reset_from_id, xid, id, updated_at > reset_at AS acknowledged,
+                        partition, partitions
                     FROM eventbus_cursors
                     WHERE channel = \(channel) AND consumer = \(settings.consumer) AND owner = \(member)
                         AND lease_epoch = \(epoch) AND reset_point IS NOT NULL
@@ -390,9 +383,11 @@ extension DurableOutbox {
                     FROM r WHERE c.channel = \(channel) AND c.consumer = \(settings.consumer) AND r.acknowledged)
                 SELECT r.reset_point, r.acknowledged,
                     (SELECT count(*) FROM eventbus_outbox o WHERE o.channel = \(channel)
-                        AND (o.xid, o.id) > (r.xid, r.id) AND (o.xid, o.id) <= (r.reset_from_xid, r.reset_from_id)),
+                        AND (o.xid, o.id) > (r.xid, r.id) AND (o.xid, o.id) <= (r.reset_from_xid, r.reset_from_id)
+                        AND \(unescaped: Self.partitionFilter(cursor: "r"))),
                     (SELECT count(*) FROM eventbus_outbox o WHERE o.channel = \(channel)
-                        AND (o.xid, o.id) > (r.reset_from_xid, r.reset_from_id) AND (o.xid, o.id) <= (r.xid, r.id))
+                        AND (o.xid, o.id) > (r.reset_from_xid, r.reset_from_id) AND (o.xid, o.id) <= (r.xid, r.id)
+                        AND \(unescaped: Self.partitionFilter(cursor: "r")))
                 FROM r
                 """, logger: logger
             ).collect()

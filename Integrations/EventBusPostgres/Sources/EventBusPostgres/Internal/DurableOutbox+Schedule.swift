@@ -154,18 +154,20 @@ extension DurableOutbox {
                 reasons.append("\(error)")
             }
         }
-        var bindings = PostgresBindings(capacity: 5)
+        var bindings = PostgresBindings(capacity: 6)
         bindings.append(channel)
         bindings.append(envelopes)
         bindings.append(fired)
         bindings.append(refusedIDs)
         bindings.append(reasons)
+        bindings.append(envelopes.map(Self.orderingHash))
         try await connection.query(
             PostgresQuery(
                 unsafeSQL: """
                     WITH inserted AS (
-                        INSERT INTO eventbus_outbox (channel, payload)
-                        SELECT $1, u.payload FROM unnest($2::text[]) WITH ORDINALITY AS u(payload, n) ORDER BY u.n
+                        INSERT INTO eventbus_outbox (channel, payload, ordering_hash)
+                        SELECT $1, u.payload, u.hash
+                        FROM unnest($2::text[], $6::int4[]) WITH ORDINALITY AS u(payload, hash, n) ORDER BY u.n
                         RETURNING 1),
                     fired AS (
                         UPDATE eventbus_schedule SET fired_at = clock_timestamp()

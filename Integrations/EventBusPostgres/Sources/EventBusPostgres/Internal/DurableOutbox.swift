@@ -42,8 +42,19 @@ struct DurableOutbox: Sendable {
         var lastEpoch: Int64?
     }
 
-    /// This bridge's id as the owner of its consumer's lease.
-    let member = UUID()
+    /// This bridge's id as the owner of its consumer's lease (of every partition's, in a group).
+    let member: UUID
+
+    /// The partition of a consumer group this outbox reads (its cursor named
+    /// `settings.consumer`), or `nil` for a plain consumer.
+    let partition: Partition?
+
+    /// A partition of a consumer group: the rows whose ordering hash is `index` modulo `count`.
+    struct Partition: Sendable {
+        let group: String
+        let index: Int
+        let count: Int
+    }
 
     /// What the operations on consumers remember (see `DurableOutbox+Operations.swift`).
     let operations = ConsumerOperationsState()
@@ -61,6 +72,15 @@ struct DurableOutbox: Sendable {
     /// Records the lease held (`nil`: none).
     func setEpoch(_ epoch: Int64?) {
         state.withLockedValue { $0.epoch = epoch }
+    }
+
+    /// Records that the lease of `epoch` is no longer held (`nil`: whichever is), unless a newer one
+    /// was taken meanwhile (a group member's coordinator may take a partition again while its reader
+    /// gives the old lease up).
+    func endEpoch(_ epoch: Int64?) {
+        state.withLockedValue { state in
+            if epoch == nil || state.epoch == epoch { state.epoch = nil }
+        }
     }
 
     /// Records the lease just taken; returns whether this bridge held the one before it (nobody
@@ -147,28 +167,92 @@ struct DurableOutbox: Sendable {
             END IF;
         END $$
         """,
+        // Consumer groups (added later again, the same way): the hash of each row's ordering key
+        // (NULL in rows an instance of a version before wrote: partition 0), a cursor per partition,
+        // and the members alive.
+        """
+        DO $$ BEGIN
+            IF NOT EXISTS (
+                SELECT 1 FROM pg_attribute
+                WHERE attrelid = 'eventbus_outbox'::regclass AND attname = 'ordering_hash' AND NOT attisdropped)
+            THEN
+                ALTER TABLE eventbus_outbox ADD COLUMN IF NOT EXISTS ordering_hash integer;
+            END IF;
+            IF NOT EXISTS (
+                SELECT 1 FROM pg_attribute
+                WHERE attrelid = 'eventbus_cursors'::regclass AND attname = 'group_name' AND NOT attisdropped)
+            THEN
+                ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS group_name text,
+                    ADD COLUMN IF NOT EXISTS partition integer,
+                    ADD COLUMN IF NOT EXISTS partitions integer;
+            END IF;
+        END $$
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS eventbus_group_members (
+            channel text NOT NULL,
+            group_name text NOT NULL,
+            member uuid NOT NULL,
+            alive_until timestamptz NOT NULL,
+            PRIMARY KEY (channel, group_name, member))
+        """,
     ]
 
     /// How long one statement of a receiver may take before the connection is given up.
     let statementTimeout: Duration
 
-    init(channel: String, settings: PostgresEventBridge.Durable, statementTimeout: Duration, logger: Logger) {
+    init(
+        channel: String, settings: PostgresEventBridge.Durable, statementTimeout: Duration, logger: Logger,
+        member: UUID = UUID(), partition: Partition? = nil
+    ) {
         self.channel = channel
         self.settings = settings
         self.statementTimeout = statementTimeout
         self.logger = logger
+        self.member = member
+        self.partition = partition
+        if let group = settings.group, partition == nil {
+            var plain = settings
+            plain.group = nil
+            groupMember = GroupMember(
+                group: group,
+                base: DurableOutbox(
+                    channel: channel, settings: plain, statementTimeout: statementTimeout, logger: logger,
+                    member: member))
+        } else {
+            groupMember = nil
+        }
+    }
+
+    /// This bridge's membership of its consumer group (``PostgresEventBridge/Durable/group``), which
+    /// reads instead of this outbox; `nil` for a plain consumer.
+    let groupMember: GroupMember?
+
+    /// The outbox reading partition `index` of `group` for member `member`: its cursor is named
+    /// `"<group>#<index>"`.
+    func partition(_ index: Int, of group: PostgresEventBridge.ConsumerGroup) -> DurableOutbox {
+        var settings = settings
+        settings.consumer = group.cursorName(index)
+        settings.group = nil
+        return DurableOutbox(
+            channel: channel, settings: settings, statementTimeout: statementTimeout, logger: logger, member: member,
+            partition: Partition(group: group.name, index: index, count: group.partitions))
     }
 
     /// Runs a receiver's statement: its result, or an error once `statementTimeout` has passed or
     /// the task is cancelled, whichever comes first. After `kill -9` of the server, postgres-nio
     /// can leave a statement on the dead connection pending for good; it is then abandoned (left
     /// to its own task), so that the receiver replaces the connection instead of hanging.
-    func statement<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// `timeout`: a shorter limit than `statementTimeout` (a lease's renewal).
+    func statement<T: Sendable>(timeout: Duration? = nil, _ body: @escaping @Sendable () async throws -> T)
+        async throws -> T
+    {
         let outcome = NIOLockedValueBox<Outcome<T>>(.waiting(nil))
         let work = Task { try await body() }
-        let timer = Task { [statementTimeout] in
-            try await Task.sleep(for: statementTimeout)
-            Outcome.finish(outcome, with: .failure(PostgresEventBridgeError.statementTimeout(statementTimeout)))
+        let limit = min(timeout ?? statementTimeout, statementTimeout)
+        let timer = Task {
+            try await Task.sleep(for: limit)
+            Outcome.finish(outcome, with: .failure(PostgresEventBridgeError.statementTimeout(limit)))
         }
         Task { Outcome.finish(outcome, with: await work.result) }
         defer { timer.cancel() }
@@ -232,19 +316,33 @@ struct DurableOutbox: Sendable {
 
     // MARK: Publishing
 
-    /// Inserts `payloads` in this order and wakes the receivers at COMMIT: one statement.
+    /// Inserts `payloads` in this order, each with the hash of its ordering key (consumer groups
+    /// partition by it), and wakes the receivers at COMMIT: one statement.
     func insertQuery(_ payloads: [String]) -> PostgresQuery {
-        var bindings = PostgresBindings(capacity: 2)
+        var bindings = PostgresBindings(capacity: 3)
         bindings.append(channel)
         bindings.append(payloads)
+        bindings.append(payloads.map(Self.orderingHash))
         return PostgresQuery(
             unsafeSQL: """
                 WITH inserted AS (
-                    INSERT INTO eventbus_outbox (channel, payload)
-                    SELECT $1, u.payload FROM unnest($2::text[]) WITH ORDINALITY AS u(payload, n) ORDER BY u.n
+                    INSERT INTO eventbus_outbox (channel, payload, ordering_hash)
+                    SELECT $1, u.payload, u.hash FROM unnest($2::text[], $3::int4[]) WITH ORDINALITY AS u(payload, hash, n)
+                    ORDER BY u.n
                     RETURNING 1)
                 SELECT pg_notify($1, '\(Self.wakePayload)')
                 """, binds: bindings)
+    }
+
+    /// The hash of `envelope`'s ordering key (`RemoteBridge.orderingKey(ofEnvelope:)`), 0 to
+    /// 2^31 - 1: 32-bit FNV-1a of its UTF-8 bytes, the top bit cleared. Stored with the row, so
+    /// fixed forever: every version computes it so.
+    static func orderingHash(_ envelope: String) -> Int32 {
+        var hash: UInt32 = 2_166_136_261
+        for byte in (RemoteBridge.orderingKey(ofEnvelope: envelope) ?? "").utf8 {
+            hash = (hash ^ UInt32(byte)) &* 16_777_619
+        }
+        return Int32(bitPattern: hash & 0x7FFF_FFFF)
     }
 
     // MARK: Receiving
@@ -271,7 +369,21 @@ struct DurableOutbox: Sendable {
     func receive(on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker, client: PostgresClient)
         async throws
     {
-        let (epoch, continuing) = try await takeLease(on: connection, inbox, waker: waker)
+        if let groupMember {
+            return try await groupMember.receive(on: connection, into: inbox, waker: waker, client: client)
+        }
+        let epoch: Int64
+        let continuing: Bool
+        do {
+            (epoch, continuing) = try await takeLease(on: connection, inbox, waker: waker)
+        } catch {
+            // Stopped while taking the lease: one that the statement took as it was cancelled is
+            // given up (nothing was read), not left to lapse.
+            if Task.isCancelled || error is CancellationError {
+                await Task { await releaseLease(nil, client: client) }.value
+            }
+            throw error
+        }
         var failure: (any Error)?
         do {
             try await announceOperations(epoch, on: connection, inbox)
@@ -330,7 +442,7 @@ struct DurableOutbox: Sendable {
     /// moves to the row before it, the claim is released (back to what a previous process may have
     /// delivered), the hold is reported once per row (`BridgeIssue.held`), and the row is read
     /// again at the next wake-up or poll, nothing after it delivered meanwhile.
-    private func batch(_ progress: Progress, on connection: PostgresConnection, into inbox: RemoteInbox)
+    func batch(_ progress: Progress, on connection: PostgresConnection, into inbox: RemoteInbox)
         async throws -> (Progress, more: Bool)
     {
         var progress = progress
@@ -348,7 +460,10 @@ struct DurableOutbox: Sendable {
                 progress.announced = newest.position
             }
         }
-        let batch = await inbox.deliverAndWait(rows.map(\.payload))
+        let batch =
+            rows.isEmpty
+            ? RemoteInbox.StoredBatch(handled: 0, held: nil)
+            : await inbox.deliverAndWait(rows.map(\.payload), subset: partition != nil)
         guard let reason = batch.held else {
             progress.position = last
             if let through = progress.redeliverThrough, last >= through { progress.redeliverThrough = nil }
@@ -375,9 +490,21 @@ struct DurableOutbox: Sendable {
     /// after the cursor, whichever member of the consumer then holds its lease.
     func start(on connection: PostgresConnection) async throws {
         try await ensureSchema(on: connection)
+        if let groupMember { return try await groupMember.start(on: connection) }
         guard try await statement({ try await storedCursor(on: connection) }) != nil else {
             throw PostgresEventBridgeError.connectionClosed
         }
+        let isPartition = try await statement {
+            var isPartition = false
+            let rows = try await connection.query(
+                """
+                SELECT 1 FROM eventbus_cursors
+                WHERE channel = \(channel) AND consumer = \(settings.consumer) AND group_name IS NOT NULL
+                """, logger: logger)
+            for try await _ in rows.decode(Int32.self) { isPartition = true }
+            return isPartition
+        }
+        if isPartition { throw PostgresEventBridgeError.consumerNameTaken(settings.consumer) }
     }
 
     /// Where the lease holder reads from. `continuing`: this bridge held the lease before this
@@ -458,8 +585,17 @@ struct DurableOutbox: Sendable {
         return (rows, last, claimed)
     }
 
+    /// The condition on an outbox row of this outbox's partition (empty for a plain consumer):
+    /// numbers only.
+    var partitionFilter: String {
+        guard let partition else { return "" }
+        return "AND coalesce(ordering_hash, 0) % \(partition.count) = \(partition.index)"
+    }
+
     /// Claims the next batch after `position` (the claim only moves forward); returns its last row
-    /// and its size.
+    /// and its size. A partition's batch that is not full ends at the last row any partition may
+    /// read (the horizon): the rows between are other partitions', so the cursor of a partition
+    /// that gets few events still moves, and the outbox's cleanup can delete what all have passed.
     private func claimBatch(after position: Position, on connection: PostgresConnection) async throws -> (
         Position, Int
     )? {
@@ -468,13 +604,26 @@ struct DurableOutbox: Sendable {
             WITH batch AS (
                 SELECT xid, id FROM eventbus_outbox
                 WHERE channel = \(channel) AND (xid, id) > (\(String(position.xid))::xid8, \(position.id))
-                    AND xid < pg_snapshot_xmin(pg_current_snapshot())
+                    AND xid < pg_snapshot_xmin(pg_current_snapshot()) \(unescaped: partitionFilter)
                     AND EXISTS (
                         SELECT 1 FROM eventbus_cursors k
                         WHERE k.channel = \(channel) AND k.consumer = \(settings.consumer)
                             AND k.owner = \(member) AND k.lease_epoch = \(epoch))
                 ORDER BY xid, id LIMIT \(settings.batchSize)),
-            last AS (SELECT xid, id, (SELECT count(*) FROM batch) AS n FROM batch ORDER BY xid DESC, id DESC LIMIT 1),
+            horizon AS (
+                SELECT xid, id FROM eventbus_outbox
+                WHERE \(partition != nil) AND (SELECT count(*) FROM batch) < \(settings.batchSize)
+                    AND channel = \(channel) AND (xid, id) > (\(String(position.xid))::xid8, \(position.id))
+                    AND xid < pg_snapshot_xmin(pg_current_snapshot())
+                    AND EXISTS (
+                        SELECT 1 FROM eventbus_cursors k
+                        WHERE k.channel = \(channel) AND k.consumer = \(settings.consumer)
+                            AND k.owner = \(member) AND k.lease_epoch = \(epoch))
+                ORDER BY xid DESC, id DESC LIMIT 1),
+            last AS (
+                SELECT xid, id, (SELECT count(*) FROM batch) AS n
+                FROM (SELECT xid, id FROM batch UNION ALL SELECT xid, id FROM horizon) AS b
+                ORDER BY xid DESC, id DESC LIMIT 1),
             claim AS (
                 UPDATE eventbus_cursors c SET claimed_xid = last.xid, claimed_id = last.id FROM last
                 WHERE c.channel = \(channel) AND c.consumer = \(settings.consumer) AND c.owner = \(member)
@@ -496,10 +645,10 @@ struct DurableOutbox: Sendable {
     {
         let rows = try await connection.query(
             """
-            SELECT id, xid::text, payload FROM eventbus_outbox
-            WHERE channel = \(channel) AND (xid, id) > (\(String(position.xid))::xid8, \(position.id))
-                AND (xid, id) <= (\(String(last.xid))::xid8, \(last.id))
-            ORDER BY eventbus_outbox.xid, eventbus_outbox.id LIMIT \(settings.batchSize)
+            SELECT o.id, o.xid::text AS xid_text, o.payload FROM eventbus_outbox o
+            WHERE o.channel = \(channel) AND (o.xid, o.id) > (\(String(position.xid))::xid8, \(position.id))
+                AND (o.xid, o.id) <= (\(String(last.xid))::xid8, \(last.id)) \(unescaped: partitionFilter)
+            ORDER BY o.xid, o.id LIMIT \(settings.batchSize)
             """, logger: logger)
         var batch: [Row] = []
         batch.reserveCapacity(settings.batchSize)
@@ -608,10 +757,13 @@ struct DurableOutbox: Sendable {
                             WHERE c.channel = $1 AND c.claimed_xid IS NOT NULL AND (o.xid, o.id) > (c.xid, c.id)
                                 AND (o.xid, o.id) <= (c.claimed_xid, c.claimed_id))
                     ORDER BY o.id LIMIT \(Self.cleanupBatch)),
-                gone AS (DELETE FROM eventbus_outbox o USING doomed d WHERE o.id = d.id RETURNING o.xid, o.id),
+                gone AS (
+                    DELETE FROM eventbus_outbox o USING doomed d WHERE o.id = d.id
+                    RETURNING o.xid, o.id, coalesce(o.ordering_hash, 0) AS hash),
                 lost AS (
                     SELECT c.consumer, count(*) AS n FROM eventbus_cursors c JOIN gone g
                         ON (g.xid, g.id) > (c.xid, c.id)
+                            AND (c.partitions IS NULL OR g.hash % c.partitions = c.partition)
                     WHERE c.channel = $1 GROUP BY c.consumer),
                 counted AS (
                     UPDATE eventbus_cursors c SET expired = c.expired + lost.n FROM lost

@@ -148,22 +148,26 @@ final class GroupMember: Sendable {
     private func read(on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker, client: PostgresClient)
         async throws
     {
-        var active: [Int: DurableOutbox.Progress] = [:]
+        // The partitions read, each with the epoch of the lease it was resumed under: a lease lost
+        // and taken again (another member may have read meanwhile) is resumed from the stored cursor.
+        var active: [Int: (epoch: Int64, progress: DurableOutbox.Progress)] = [:]
         while !Task.isCancelled {
             let (held, releasing) = state.withLockedValue { ($0.held, $0.releasing) }
-            for index in active.keys where held[index] == nil { active[index] = nil }
+            for (index, entry) in active where held[index]?.epoch != entry.epoch { active[index] = nil }
             for index in releasing { await giveUp(index, client: client, active: &active) }
             for (index, lease) in held where active[index] == nil && !releasing.contains(index) {
                 try await partitions[index].announceOperations(lease.epoch, on: connection, inbox)
                 let cursor = try await partitions[index].resume(on: connection, inbox, continuing: lease.continuing)
-                active[index] = DurableOutbox.Progress(
-                    position: cursor.position, redeliverThrough: cursor.redeliverThrough)
+                active[index] = (
+                    lease.epoch,
+                    DurableOutbox.Progress(position: cursor.position, redeliverThrough: cursor.redeliverThrough)
+                )
             }
             var more = false
             for index in active.keys.sorted() {
-                guard let progress = active[index] else { continue }
+                guard let (epoch, progress) = active[index] else { continue }
                 let (next, hasMore) = try await readTurn(of: index, from: progress, on: connection, into: inbox)
-                active[index] = next
+                active[index] = next.map { (epoch, $0) }
                 more = more || hasMore
                 if Task.isCancelled { break }
             }
@@ -196,7 +200,9 @@ final class GroupMember: Sendable {
     }
 
     /// Gives partition `index` up (its last batch is acknowledged: the reader is between batches).
-    private func giveUp(_ index: Int, client: PostgresClient, active: inout [Int: DurableOutbox.Progress]) async {
+    private func giveUp(
+        _ index: Int, client: PostgresClient, active: inout [Int: (epoch: Int64, progress: DurableOutbox.Progress)]
+    ) async {
         active[index] = nil
         let lease = state.withLockedValue { state in
             state.releasing.remove(index)

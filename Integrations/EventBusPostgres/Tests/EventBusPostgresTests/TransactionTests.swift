@@ -60,3 +60,25 @@ extension PostgresBridgeTests {
         }
     }
 }
+
+extension PostgresBridgeTests {
+    @Suite("Own echoes from the durable store beyond the sent log")
+    struct LateEchoTests {
+        @Test(
+            "durable: a transaction of 5,000 publishes is delivered locally once each after COMMIT, though the sent log keeps 4,096; no false forgery report"
+        )
+        func transactionBeyondSentLog() async throws {
+            try await PostgresBridgeTests.withNodes(["a"], durable: true) { nodes in
+                let node = nodes[0]
+                let received = Recorder(Ping.self, on: node.bus)
+                try await node.client.withTransaction(logger: Logger(label: "tests")) { connection in
+                    for n in 1...5_000 { try await node.bridge.publish(Ping(from: "a", n: n), in: connection) }
+                }
+                #expect(await received.wait(forCount: 5_000, timeout: .seconds(60)))
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(received.events.map(\.n) == Array(1...5_000), "each once, in order")
+                #expect(node.issues.events.isEmpty, "\(node.issues.events.prefix(3))")
+            }
+        }
+    }
+}

@@ -90,9 +90,11 @@ public enum BridgeIssue: Event, CustomStringConvertible {
     /// a replayed or forged notification is never dispatched.
     case notFromStore(origin: UUID, sequence: UInt64)
 
-    /// An envelope claimed this bridge's own origin but this bridge did not send it (or sent it
-    /// so long ago that it no longer remembers it: more than 4,096 publishes, or twice the publish
-    /// buffer's capacity if larger): it was dropped, not taken for an echo.
+    /// An envelope claimed this bridge's own origin but this bridge did not send it (or, live, sent
+    /// it so long ago that it no longer remembers it: more than 4,096 publishes, or twice the
+    /// publish buffer's capacity if larger): it was dropped, not taken for an echo. From a durable
+    /// store (trusted), an echo of a sequence this bridge numbered is its own however late it comes
+    /// back: a transactional publish is then delivered locally, never reported as this.
     case claimsOwnOrigin(wireName: String, sequence: UInt64)
 
     /// `count` events of `origin`, the sequences just below `before`, never arrived: the bridge

@@ -228,6 +228,10 @@ public final class RemoteInbox: Sendable {
         let origin = envelope.stream.origin
         if origin == core.origin {
             switch core.publisher.echo(of: envelope) {
+            case .notSent where source.isStore && core.publisher.hasSent(envelope):
+                // An echo older than the sent log keeps (the last 4,096 of each series): a store is
+                // trusted, and this bridge sent that sequence. Serial: dispatched at publish time.
+                guard envelope.stream.transactional else { return nil }
             case .notSent:
                 core.report(.claimsOwnOrigin(wireName: envelope.wireName, sequence: envelope.sequence))
                 return nil

@@ -80,6 +80,15 @@ final class SerialPublisher: Sendable {
     }
 
     /// Classifies an envelope that claims this instance's origin (``SentLog/echo(of:)``).
+    /// Whether this publisher has numbered `envelope`'s sequence in its series (sent it, or tried
+    /// to): for an echo older than what the sent log keeps.
+    func hasSent(_ envelope: Envelope.Received) -> Bool {
+        state.withLock { state in
+            let next = envelope.stream.transactional ? state.nextTransactionalSequence : state.nextSequence
+            return envelope.sequence > 0 && envelope.sequence < next
+        }
+    }
+
     func echo(of envelope: Envelope.Received) -> SentLog.Echo {
         state.withLock { $0.sent.echo(of: envelope) }
     }

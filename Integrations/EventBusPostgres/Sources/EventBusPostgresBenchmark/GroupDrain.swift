@@ -114,7 +114,7 @@ func drain(
     let issues = members.reduce(0) { $0 + $1.issues.events.count }
     for issue in members.flatMap(\.issues.events).prefix(3) { print("group drain: a member reported \(issue)") }
     for member in members { await member.stop() }
-    subscriptions.forEach { $0.dispose() }
+    for subscription in subscriptions { subscription.dispose() }
     return (Double(count) / elapsed, databaseShare, issues)
 }
 

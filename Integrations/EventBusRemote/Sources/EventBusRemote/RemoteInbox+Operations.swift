@@ -18,6 +18,19 @@ extension RemoteInbox {
 }
 
 extension RemoteInbox {
+    /// Records the lag of the partitions of consumer group `group` that this bridge reads now, as
+    /// the transport just measured them (each as ``lag(_:)`` does), and forgets the group's other
+    /// partitions: those it gave up since leave ``RemoteBridge/lag``, and their gauges go to 0.
+    ///
+    /// Runs on the caller's thread, as ``lag(_:)``; O(partitions measured + consumers kept).
+    ///
+    /// ```swift
+    /// inbox.lag(heldPartitions.map { measure($0) }, ofGroup: "billing")
+    /// ```
+    public func lag(_ lags: [ConsumerLag], ofGroup group: String) {
+        core.metrics.lag.record(lags, ofGroup: group)
+    }
+
     /// Reports ``BridgeIssue/cursorReset(consumer:to:again:skipped:)``, on the bus queue before the
     /// events delivered next: a durable transport took over consumer `consumer` and found that an
     /// operator moved its cursor to `point` since it last acknowledged. The inbox also forgets which

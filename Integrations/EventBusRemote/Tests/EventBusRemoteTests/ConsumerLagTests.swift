@@ -31,6 +31,25 @@ struct ConsumerLagTests {
                 == "x: at least 7 unread")
     }
 
+    @Test("a group's partitions: those no longer measured (given up) are forgotten, their gauges at 0")
+    func groupPartitionsForgotten() async throws {
+        let metrics = TestMetrics()
+        let node = try await Node("a", on: InMemoryNetwork(), metrics: metrics)
+        func partition(_ index: Int, _ unread: Int) -> ConsumerLag {
+            ConsumerLag(
+                consumer: "billing#\(index)", group: "billing", partition: index, unread: unread,
+                oldestUnreadAge: unread > 0 ? .seconds(1) : nil)
+        }
+        node.bridge.inbox.lag(ConsumerLag(consumer: "audit", unread: 1, oldestUnreadAge: .seconds(2)))
+        node.bridge.inbox.lag([partition(0, 4), partition(1, 5)], ofGroup: "billing")
+        #expect(node.bridge.lag.map(\.consumer) == ["audit", "billing#0", "billing#1"])
+        node.bridge.inbox.lag([partition(1, 2)], ofGroup: "billing")
+        #expect(node.bridge.lag.map(\.consumer) == ["audit", "billing#1"], "partition 0 given up, audit kept")
+        let given = try metrics.expectGauge(
+            "eventbus.bridge.consumer_lag", [("consumer", "billing#0"), ("group", "billing"), ("partition", "0")])
+        #expect(given.values == [4, 0])
+    }
+
     @Test("a cursor reset and a removed consumer are reported on the bus, in order with the events")
     func operationsAnnounced() async throws {
         let node = try await Node("a", on: InMemoryNetwork())

@@ -161,7 +161,11 @@ extension DurableOutbox {
                 let lags = try await statement {
                     try await client.withConnection { try await ownLags(group: group, on: $0) }
                 }
-                for lag in lags { inbox.lag(lag) }
+                if let group {
+                    inbox.lag(lags, ofGroup: group)
+                } else {
+                    for lag in lags { inbox.lag(lag) }
+                }
             } catch {
                 if Task.isCancelled { return }
                 logger.info("measuring the lag of consumer \(settings.consumer) failed: \(error)")

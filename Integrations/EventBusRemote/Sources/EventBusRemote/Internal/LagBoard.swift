@@ -48,6 +48,23 @@ final class LagBoard: Sendable {
         entry.age.record(lag.oldestUnreadAge.map { $0 / .seconds(1) } ?? 0)
     }
 
+    /// Records `lags`, the measures of the partitions of consumer group `group` that this bridge
+    /// holds now, and forgets the group's other partitions (given up since: their gauges go to 0,
+    /// this bridge no longer reads them).
+    func record(_ lags: [ConsumerLag], ofGroup group: String) {
+        for lag in lags { record(lag) }
+        let kept = Set(lags.map(\.consumer))
+        let gone = entries.withLock { entries in
+            let gone = entries.values.filter { $0.lag.group == group && !kept.contains($0.lag.consumer) }
+            for entry in gone { entries[entry.lag.consumer] = nil }
+            return gone
+        }
+        for entry in gone {
+            entry.unread.record(0)
+            entry.age.record(0)
+        }
+    }
+
     /// The latest measure of each consumer, by consumer name.
     var all: [ConsumerLag] {
         entries.withLock { $0.values.map(\.lag) }.sorted { $0.consumer < $1.consumer }

@@ -125,7 +125,9 @@ extension PostgresEventBridge {
     /// to skip a backlog. Safe while a bridge reads for the consumer, and announced to it.
     ///
     /// `consumer` may be a consumer group's partition (`billing#3`, as ``consumers()`` lists it):
-    /// the counts are then the partition's own events, and the member that holds it replays.
+    /// the counts are then the partition's own events, and the member that holds it replays. A
+    /// group's name is not a consumer (``PostgresEventBridgeError/unknownConsumer(_:)``): reset each
+    /// of its partitions.
     ///
     /// One transaction on a connection of the client: it locks the consumer's cursor row, finds
     /// the point (``ReplayPoint``), counts the events between the old and the new position (an

@@ -155,6 +155,13 @@ func shareBillingWork(url: DatabaseURL) async throws {
         }
     }
     let total: @Sendable () -> Int = { handled.map(\.events.count).reduce(0, +) }
+    /// The shop requests `invoices`, for four customers in turn.
+    func request(_ invoices: ClosedRange<Int>) async throws {
+        for invoice in invoices {
+            try await shop.bridge.publish(
+                InvoiceRequested(customer: "customer-\((invoice - 1) % 4 + 1)", invoice: invoice))
+        }
+    }
     try await withThrowingTaskGroup(of: Void.self) { services in
         services.addTask { try await shop.group.run() }
         services.addTask { try await workers[0].group.run() }
@@ -162,18 +169,12 @@ func shareBillingWork(url: DatabaseURL) async throws {
         // The two workers even out their shares of the group's partitions within two heartbeats.
         try await Task.sleep(for: .milliseconds(2_500))
         say("[shop] request 8 invoices for 4 customers (durable; the billing group shares them)")
-        for invoice in 1...8 {
-            try await shop.bridge.publish(
-                InvoiceRequested(customer: "customer-\((invoice - 1) % 4 + 1)", invoice: invoice))
-        }
+        try await request(1...8)
         try await eventually { total() == 8 }
         say("[billing] handled \(handled.map(\.events.count)) invoices: each once, shared between the two workers")
         await workers[0].group.triggerGracefulShutdown()
         say("[billing-1] stopped cleanly: its partitions go to billing-2")
-        for invoice in 9...12 {
-            try await shop.bridge.publish(
-                InvoiceRequested(customer: "customer-\((invoice - 1) % 4 + 1)", invoice: invoice))
-        }
+        try await request(9...12)
         try await eventually { total() == 12 }
         say("[billing] all 12 invoices handled once: \(handled.map(\.events.count))")
         await shop.group.triggerGracefulShutdown()

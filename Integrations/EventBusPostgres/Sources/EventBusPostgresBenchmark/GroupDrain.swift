@@ -1,4 +1,4 @@
-// Consumer groups: how fast a group drains a backlog, by its number of members.
+// `groups`: how fast a consumer group drains a backlog, by its number of members.
 //
 // A backlog of BENCH_GROUP_EVENTS events (20,000 by default) over 64 keys becomes visible at once
 // (published in one transaction, committed after the members have evened out their shares), and
@@ -6,7 +6,8 @@
 // time, as in one instance) drain it; each handler waits 200 µs without CPU (an I/O call), or, in
 // the CPU-bound variant, spins for 200 µs. One member and two members are run alternately, five
 // times each, and the medians compared (goal: two ≥ 1.6 × one); then four members, and the
-// CPU-bound variant. The database's share is its backends' CPU time (from /proc) over the drain's.
+// CPU-bound variant. The database's share is its processes' CPU time (`CPUTime`, from /proc) over
+// that and this process's. BENCH_GROUP_EVENTS sets the backlog (a smoke run uses BENCH_EVENTS).
 import ClusterSupport
 import Dispatch
 import EventBus
@@ -35,34 +36,6 @@ enum HandlerKind: String {
             while DispatchTime.now().uptimeNanoseconds < end {}
         }
     }
-}
-
-/// The CPU time, in seconds, that PostgreSQL's processes (the postmaster's children) have used so
-/// far, from /proc; `nil` when they cannot be read.
-func databaseCPUSeconds() -> Double? {
-    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
-    var total = 0.0
-    for entry in entries where Int(entry) != nil {
-        guard let command = try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8),
-            command.hasPrefix("postgres"),
-            let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { continue }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        // After the command: state is field 3; utime and stime are fields 14 and 15.
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
-        total += (user + system) / ticks
-    }
-    return total
-}
-
-/// This process's CPU time so far, in seconds.
-func processCPUSeconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
-        + Double(usage.ru_stime.tv_usec) / 1e6
 }
 
 /// One drain: `members` members of a new group on `channel` drain `count` events committed at
@@ -98,19 +71,15 @@ func drain(
         }
     }
     let start = ContinuousClock.now
-    let databaseBefore = databaseCPUSeconds()
-    let processBefore = processCPUSeconds()
+    let before = await CPUTime.now(server: client)
     guard await done.wait(forCount: count, timeout: .seconds(300)) else {
         print("group drain: only \(done.events.count) of \(count) events handled")
         exit(1)
     }
     let elapsed = seconds(start.duration(to: .now))
-    let databaseShare = databaseBefore.flatMap { before in
-        databaseCPUSeconds().map { after in
-            let database = after - before
-            return database / (database + processCPUSeconds() - processBefore)
-        }
-    }
+    let after = await CPUTime.now(server: client)
+    let server = after.server - before.server
+    let databaseShare: Double? = server.isNaN ? nil : server / (server + after.process - before.process)
     let issues = members.reduce(0) { $0 + $1.issues.events.count }
     for issue in members.flatMap(\.issues.events).prefix(3) { print("group drain: a member reported \(issue)") }
     for member in members { await member.stop() }
@@ -118,9 +87,20 @@ func drain(
     return (Double(count) / elapsed, databaseShare, issues)
 }
 
-/// The consumer-group figures; returns how many issues the nodes reported.
-func measureGroups(url: DatabaseURL, count: Int, runs: Int) async throws -> Int {
-    let channel = "bench_" + String(UUID().uuidString.prefix(8)).lowercased()
+extension Scenario {
+    /// Consumer groups draining a backlog (goal: two members at least 1.6 × one).
+    static let consumerGroups = Scenario(
+        "groups", "consumer groups: a backlog over 64 keys drained by 1, 2 and 4 members"
+    ) { run in
+        let events = Int(ProcessInfo.processInfo.environment["BENCH_GROUP_EVENTS"] ?? "") ?? 20_000
+        return try await measureGroups(
+            url: run.url, count: run.isSmoke ? run.events : events, runs: run.isSmoke ? 1 : 5, goals: run.goals)
+    }
+}
+
+/// The consumer-group figures; records the goal; returns how many issues the nodes reported.
+private func measureGroups(url: DatabaseURL, count: Int, runs: Int, goals: Goals) async throws -> Int {
+    let channel = benchmarkChannel()
     // The publisher only publishes (a bridge publishes without running): it does not read the
     // backlog back, so its own echoes do not cost the drain anything.
     var settings = PostgresEventBridge.Configuration()
@@ -163,7 +143,9 @@ func measureGroups(url: DatabaseURL, count: Int, runs: Int) async throws -> Int 
     let label = "\(count) events over 64 keys, 16 partitions, handlers \(HandlerKind.waiting.rawValue)"
     let single = line("1 member, \(label)", one.0, one.1)
     let pair = line("2 members, \(label)", two.0, two.1)
-    print(String(format: "group, 2 members / 1 member: %.2f× (goal ≥ 1.6×)", pair / single))
+    goals.record(
+        "a consumer group of 2 drains ≥ 1.6 × as fast as 1 member (median of \(runs))",
+        measured: String(format: "%.2f×", pair / single), met: pair / single >= 1.6)
     for (members, kind) in [(4, HandlerKind.waiting), (1, .spinning), (2, .spinning)] {
         let result = try await drain(
             members: members, count: count, kind: kind, publisher: publisher, client: client, channel: channel, url: url

@@ -319,19 +319,7 @@ struct DurableOutbox: Sendable {
     /// Inserts `payloads` in this order, each with the hash of its ordering key (consumer groups
     /// partition by it), and wakes the receivers at COMMIT: one statement.
     func insertQuery(_ payloads: [String]) -> PostgresQuery {
-        var bindings = PostgresBindings(capacity: 3)
-        bindings.append(channel)
-        bindings.append(payloads)
-        bindings.append(payloads.map(Self.orderingHash))
-        return PostgresQuery(
-            unsafeSQL: """
-                WITH inserted AS (
-                    INSERT INTO eventbus_outbox (channel, payload, ordering_hash)
-                    SELECT $1, u.payload, u.hash FROM unnest($2::text[], $3::int4[]) WITH ORDINALITY AS u(payload, hash, n)
-                    ORDER BY u.n
-                    RETURNING 1)
-                SELECT pg_notify($1, '\(Self.wakePayload)')
-                """, binds: bindings)
+        PostgresQuery(unsafeSQL: Insert.sql, binds: insert(payloads).makeBindings())
     }
 
     /// The hash of `envelope`'s ordering key (`RemoteBridge.orderingKey(ofEnvelope:)`), 0 to
@@ -343,6 +331,39 @@ struct DurableOutbox: Sendable {
             hash = (hash ^ UInt32(byte)) &* 16_777_619
         }
         return Int32(bitPattern: hash & 0x7FFF_FFFF)
+    }
+
+    /// The statement of ``insertQuery(_:)`` for `payloads`, prepared: the server parses, analyses
+    /// and plans it once per connection of the pool, not at every send.
+    func insert(_ payloads: [String]) -> Insert {
+        Insert(channel: channel, payloads: payloads)
+    }
+
+    /// ``insertQuery(_:)`` as a prepared statement (one SQL text whatever the batch's size: the
+    /// payloads are one array), for the serial publisher's sends.
+    struct Insert: PostgresPreparedStatement {
+        static let sql = """
+            WITH inserted AS (
+                INSERT INTO eventbus_outbox (channel, payload, ordering_hash)
+                SELECT $1, u.payload, u.hash FROM unnest($2::text[], $3::int4[]) WITH ORDINALITY AS u(payload, hash, n)
+                ORDER BY u.n
+                RETURNING 1)
+            SELECT pg_notify($1, '\(DurableOutbox.wakePayload)')
+            """
+        /// The channel.
+        let channel: String
+        /// The envelopes, in publish order.
+        let payloads: [String]
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 3)
+            bindings.append(channel)
+            bindings.append(payloads)
+            bindings.append(payloads.map(DurableOutbox.orderingHash))
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) {}
     }
 
     // MARK: Receiving
@@ -643,6 +664,9 @@ struct DurableOutbox: Sendable {
     private func readBatch(after position: Position, through last: Position, on connection: PostgresConnection)
         async throws -> [Row]
     {
+        // The text of `xid` is named `xid_text`: named `xid`, it is what `ORDER BY xid` sorts (an
+        // output column wins over an input column), as text, so "1000" came before "996" and a
+        // batch whose xids changed length was delivered out of order (reported as `missed`).
         let rows = try await connection.query(
             """
             SELECT o.id, o.xid::text AS xid_text, o.payload FROM eventbus_outbox o

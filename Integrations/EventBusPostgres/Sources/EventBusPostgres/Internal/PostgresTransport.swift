@@ -44,7 +44,13 @@ struct PostgresTransport: RemoteTransport {
 
     func send(_ payloads: [String]) async throws {
         do {
-            try await client.query(try await publishQuery(payloads), logger: logger).consume()
+            if let outbox {
+                // Durable: the same statement every time, prepared once per connection.
+                try await outbox.ensureSchema(client)
+                for try await _ in try await client.execute(outbox.insert(payloads), logger: logger) {}
+            } else {
+                try await client.query(try await publishQuery(payloads), logger: logger).consume()
+            }
         } catch {
             throw PostgresEventBridgeError.describing(error)
         }

@@ -85,7 +85,8 @@ start=$SECONDS
 swift build --package-path "$pkg" --build-tests -Xswiftc -warnings-as-errors >"$log.build" 2>&1 \
     || { tail -n 40 "$log.build"; echo "postgres bridge: BUILD FAILED"; exit 1; }
 # The README's quick starts are Sources/QuickStart/main.swift, ScheduledEvents.swift,
-# RollingUpgrade.swift, ConsumerGroups.swift and ExactlyOnce.swift, built just above: they must be quoted verbatim.
+# RollingUpgrade.swift, ConsumerGroups.swift, Operations.swift and ExactlyOnce.swift, built just above:
+# they must be quoted verbatim.
 python3 - "$pkg" <<'PY' || { echo "postgres bridge: FAILED (README quick start)"; exit 1; }
 import re, sys
 pkg = sys.argv[1]
@@ -94,7 +95,8 @@ match = re.search(r"## Quick start\n\n```swift\n(.*?)```", readme, re.S)
 if not match or match.group(1) != open(f"{pkg}/Sources/QuickStart/main.swift").read():
     sys.exit("README.md's quick start differs from Sources/QuickStart/main.swift")
 for heading, source in [("scheduled events", "ScheduledEvents"), ("rolling upgrades", "RollingUpgrade"),
-                        ("consumer groups", "ConsumerGroups"), ("effects exactly once", "ExactlyOnce")]:
+                        ("consumer groups", "ConsumerGroups"), ("operations", "Operations"),
+                        ("effects exactly once", "ExactlyOnce")]:
     match = re.search(r"### Quick start: " + heading + r"\n\n```swift\n(.*?)```", readme, re.S)
     if not match or match.group(1) != open(f"{pkg}/Sources/QuickStart/{source}.swift").read():
         sys.exit(f"README.md's {heading} quick start differs from Sources/QuickStart/{source}.swift")

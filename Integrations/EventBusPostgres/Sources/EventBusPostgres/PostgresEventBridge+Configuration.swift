@@ -170,6 +170,18 @@ extension PostgresEventBridge {
         /// ```
         public var leaseDuration: Duration = .seconds(3)
 
+        /// How often the bridge that reads for the consumer measures its lag (the unread rows after
+        /// its cursor, counted up to 100,000, and the age of the oldest), on a connection of the
+        /// client's pool: read it with ``PostgresEventBridge/lag`` or the gauges `consumer_lag` and
+        /// `consumer_lag_seconds` (`RemoteBridge.Configuration.metricsFactory`). Each measure is an
+        /// index range scan over at most 100,000 rows (a caught-up consumer: one index probe).
+        /// `nil` measures nothing. Default 5 s.
+        ///
+        /// ```swift
+        /// durable.lagInterval = .seconds(15)
+        /// ```
+        public var lagInterval: Duration? = .seconds(5)
+
         /// How often a running bridge deletes the rows every consumer has passed and those beyond
         /// the retention limits, in short transactions of at most 1,000 rows each. Default 30 s.
         public var cleanupInterval: Duration = .seconds(30)

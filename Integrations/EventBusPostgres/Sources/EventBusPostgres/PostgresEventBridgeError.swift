@@ -53,8 +53,10 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
     case connectionClosed
 
     /// Another bridge took over the lease of durable consumer `consumer` (this one stalled past
-    /// ``PostgresEventBridge/Durable/leaseDuration`` without renewing it): this one moved nothing,
-    /// gives its connection up and stands by. Carried by `BridgeStatus.interrupted(_:)`.
+    /// ``PostgresEventBridge/Durable/leaseDuration`` without renewing it), or an operator reset the
+    /// consumer's cursor or removed it (``PostgresEventBridge/resetCursor(of:to:)``,
+    /// ``PostgresEventBridge/removeConsumer(_:force:)``): this one moved nothing, gives its
+    /// connection up and takes the lease again or stands by. Carried by `BridgeStatus.interrupted(_:)`.
     case leaseLost(consumer: String)
 
     /// A scheduled publish (``PostgresEventBridge/publish(_:after:)`` and the like) or a cancel on
@@ -62,6 +64,19 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
     /// durable bridges, so they need ``PostgresEventBridge/Delivery/durable(_:)`` on every instance
     /// of the channel. Nothing was scheduled.
     case schedulingNeedsDurableDelivery
+
+    /// An operation on consumers (``PostgresEventBridge/consumers()``,
+    /// ``PostgresEventBridge/resetCursor(of:to:)``, …) on a bridge at most once: consumers and their
+    /// cursors exist only in durable delivery. Nothing was read or changed.
+    case operationsNeedDurableDelivery
+
+    /// ``PostgresEventBridge/resetCursor(of:to:)`` named a consumer that has no cursor on the
+    /// channel. Nothing was changed.
+    case unknownConsumer(String)
+
+    /// ``PostgresEventBridge/resetCursor(of:to:)`` named an outbox row (`ReplayPoint.row(_:)`)
+    /// that the channel does not have (never, or deleted by retention). Nothing was changed.
+    case unknownOutboxRow(Int64)
 
     /// ``PostgresEventBridge/process(_:_:)`` or a dead-letter operation on a bridge at most once:
     /// transactional handlers run in the transaction that moves a durable consumer's cursor, so
@@ -107,7 +122,8 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
         case .connectionClosed:
             return "the server closed the listening connection"
         case .leaseLost(let consumer):
-            return "another bridge took over the lease of consumer \(consumer.debugDescription)"
+            return
+                "the lease of consumer \(consumer.debugDescription) was lost: another bridge took it over, or its cursor was reset or removed"
         case .processingNeedsDurableDelivery:
             return "transactional handlers need durable delivery: set Configuration.delivery to .durable(…)"
         case .processorAlreadyRegistered(let type):
@@ -116,6 +132,12 @@ public enum PostgresEventBridgeError: Error, CustomStringConvertible {
             return "a transactional handler did not return within \(limit)"
         case .schedulingNeedsDurableDelivery:
             return "scheduled events need durable delivery: set Configuration.delivery to .durable(…)"
+        case .operationsNeedDurableDelivery:
+            return "operations on consumers need durable delivery: set Configuration.delivery to .durable(…)"
+        case .unknownConsumer(let name):
+            return "no consumer \(name.debugDescription) on this channel"
+        case .unknownOutboxRow(let id):
+            return "no outbox row \(id) on this channel (never, or deleted by retention)"
         }
     }
 }

@@ -134,6 +134,22 @@ public enum BridgeIssue: Event, CustomStringConvertible {
     /// never both deliver its events. Reported once each time it starts standing by.
     case standingBy(consumer: String)
 
+    /// An operator moved durable consumer `consumer`'s cursor (EventBusPostgres:
+    /// `PostgresEventBridge.resetCursor(of:to:)`): the events it delivers next start from `to`
+    /// (a description of the point: the beginning of what is kept, a time, a row, the end).
+    /// `again` events it had already acknowledged are delivered again; `skipped` events it had not
+    /// read are not delivered to it (counted when announced; retention may delete some before
+    /// they are read, then reported as ``expired(consumer:count:)``). Reported by the bridge that
+    /// reads for the consumer, just before the events from the new cursor, once per reset.
+    case cursorReset(consumer: String, to: String, again: Int, skipped: Int)
+
+    /// Durable consumer `consumer`'s cursor was removed while this bridge read for it (an
+    /// operator's forced removal: EventBusPostgres's `PostgresEventBridge.removeConsumer(_:force:)`):
+    /// it started again as a new consumer, after the last committed event, so the events it had not
+    /// read until then are not delivered to it (how many is not known). Reported once, before the
+    /// events it delivers next.
+    case consumerRemoved(consumer: String)
+
     /// A durable consumer's transactional handler (a transport's exactly-once handler) failed on
     /// event `wireName` `attempts` times (it threw each time, or the process died while it ran),
     /// so the event was moved to the transport's dead letters (`letter` is its id there) in the
@@ -198,6 +214,12 @@ public enum BridgeIssue: Event, CustomStringConvertible {
             return "consumer \(consumer.debugDescription) holds at an event it cannot decode, unacknowledged: \(reason)"
         case .standingBy(let consumer):
             return "consumer \(consumer.debugDescription) is leased to another running bridge: this one stands by"
+        case .cursorReset(let consumer, let point, let again, let skipped):
+            return
+                "consumer \(consumer.debugDescription)'s cursor was reset to \(point): \(again) events delivered again, \(skipped) skipped"
+        case .consumerRemoved(let consumer):
+            return
+                "consumer \(consumer.debugDescription) was removed while it ran: it starts again after the last event, the events it had not read are not delivered to it"
         case .deadLettered(let consumer, let name, let letter, let attempts, let reason):
             return
                 "consumer \(consumer.debugDescription) dead-lettered \(name) (letter \(letter)) after \(attempts) failed attempts: \(reason)"

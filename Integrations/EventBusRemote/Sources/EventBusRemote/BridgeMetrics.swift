@@ -10,6 +10,8 @@ struct BridgeMetrics: Sendable {
     let uncountedGaps: Counter
     let reconnects: Counter
     let held: Counter
+    /// The consumers' latest lag and its gauges (`RemoteInbox.lag(_:)`).
+    let lag: LagBoard
     let deadLettered: Counter
     private let refused: [String: Counter]
     private let publishFailures: [String: Counter]
@@ -32,6 +34,7 @@ struct BridgeMetrics: Sendable {
         uncountedGaps = counter("uncounted_gaps")
         reconnects = counter("reconnects")
         held = counter("held")
+        lag = LagBoard(prefix: prefix, factory: factory)
         deadLettered = counter("dead_lettered")
         refused = Dictionary(
             uniqueKeysWithValues: Self.refusalReasons.map { ($0, counter("refused", [("reason", $0)])) })
@@ -60,6 +63,7 @@ struct BridgeMetrics: Sendable {
         case .publishBufferFull: publishFailures["buffer_full"]?.increment()
         case .publishFailed: publishFailures["failed"]?.increment()
         case .sendStalled, .sendRecovered, .redelivered, .expired, .registrationRefused, .standingBy: break
+        case .cursorReset, .consumerRemoved: break
         }
     }
 

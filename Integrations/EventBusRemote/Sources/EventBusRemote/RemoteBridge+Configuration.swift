@@ -57,8 +57,11 @@ extension RemoteBridge {
         /// | `held` | a durable consumer stopped before a stored event it cannot decode, unacknowledged (``BridgeIssue/held(consumer:reason:)``) | none |
         /// | `dead_lettered` | a durable consumer's transactional handler failed on an event, moved to the dead letters (``BridgeIssue/deadLettered(consumer:wireName:letter:attempts:reason:)``) | none |
         /// | `publish_failures` | publishes refused or not confirmed | `reason` (`too_large`, `buffer_full`, `failed`) |
+        /// | `consumer_lag` (gauge) | a durable consumer's unread events, as its transport last measured them (``RemoteInbox/lag(_:)``, ``RemoteBridge/lag``) | `consumer`; `group`, `partition` for a group's partition |
+        /// | `consumer_lag_seconds` (gauge) | the age of that consumer's oldest unread event, 0 when none | the same |
         ///
-        /// Dimensions take a fixed set of values: wire names, origins and keys never become labels.
+        /// Dimensions take a fixed set of values: wire names, origins and keys never become labels
+        /// (consumer and group names are the app's configuration).
         /// Each count is one counter increment, outside the bridge's locks.
         ///
         /// ```swift

@@ -403,6 +403,13 @@ public final class RemoteInbox: Sendable {
         )
     }
 
+    /// Forgets which (origin, sequence) pairs were delivered, for a durable consumer whose cursor
+    /// an operator moved (``cursorReset(consumer:to:again:skipped:)``): what it reads next may
+    /// repeat them on purpose, or skip some, as announced.
+    func forgetDelivered() {
+        state.withLock { $0.history = ReceiveHistory(window: $0.history.window, streams: $0.history.streams) }
+    }
+
     /// Forgets the listening state, for a new ``RemoteBridge/run()``.
     func reset() {
         state.withLock { state in

@@ -59,6 +59,9 @@ struct DurableOutbox: Sendable {
         let count: Int
     }
 
+    /// What the operations on consumers remember (see `DurableOutbox+Operations.swift`).
+    let operations = ConsumerOperationsState()
+
     /// The epoch of the lease held now; `leaseLost` if none (a statement must not run unfenced).
     var epoch: Int64 {
         get throws {
@@ -107,7 +110,7 @@ struct DurableOutbox: Sendable {
     static let cleanupBatch = 1_000
 
     /// The tables and indexes, created by the bridge under an advisory lock (`IF NOT EXISTS`).
-    static let schema = [
+    static let tables = [
         """
         CREATE TABLE IF NOT EXISTS eventbus_outbox (
             id bigserial PRIMARY KEY,
@@ -449,9 +452,11 @@ struct DurableOutbox: Sendable {
         }
         var failure: (any Error)?
         do {
+            try await announceOperations(epoch, on: connection, inbox)
             let cursor = try await resume(on: connection, inbox, continuing: continuing)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await renewLease(epoch, client: client) }
+                group.addTask { await measureLag(inbox, client: client) }
                 group.addTask { try await deliverBatches(from: cursor, on: connection, into: inbox, waker: waker) }
                 defer { group.cancelAll() }
                 try await group.next()

@@ -119,6 +119,7 @@ final class GroupMember: Sendable {
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await self.coordinate(client, inbox, waker) }
                 tasks.addTask { try await self.read(on: connection, into: inbox, waker: waker, client: client) }
+                tasks.addTask { await self.base.measureLag(inbox, client: client, group: self.group.name) }
                 defer { tasks.cancelAll() }
                 try await tasks.next()
             }
@@ -155,6 +156,7 @@ final class GroupMember: Sendable {
             for (index, entry) in active where held[index]?.epoch != entry.epoch { active[index] = nil }
             for index in releasing { await giveUp(index, client: client, active: &active) }
             for (index, lease) in held where active[index] == nil && !releasing.contains(index) {
+                try await partitions[index].announceOperations(lease.epoch, on: connection, inbox)
                 let cursor = try await partitions[index].resume(on: connection, inbox, continuing: lease.continuing)
                 active[index] = (
                     lease.epoch,

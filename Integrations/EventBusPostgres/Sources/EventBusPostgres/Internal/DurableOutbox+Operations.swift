@@ -16,19 +16,9 @@ extension DurableOutbox {
     /// an existing table only when missing: see the lease's columns for why the check).
     static let schema =
         tables + [
-            """
-            DO $$ BEGIN
-                IF NOT EXISTS (
-                    SELECT 1 FROM pg_attribute
-                    WHERE attrelid = 'eventbus_cursors'::regclass AND attname = 'reset_point' AND NOT attisdropped)
-                THEN
-                    ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS reset_point text,
-                        ADD COLUMN IF NOT EXISTS reset_at timestamptz,
-                        ADD COLUMN IF NOT EXISTS reset_from_xid xid8,
-                        ADD COLUMN IF NOT EXISTS reset_from_id bigint;
-                END IF;
-            END $$
-            """
+            addingColumns(
+                to: "eventbus_cursors", "reset_point text", "reset_at timestamptz", "reset_from_xid xid8",
+                "reset_from_id bigint")
         ]
 
     /// The most unread rows a running consumer counts when it measures its own lag: beyond it,

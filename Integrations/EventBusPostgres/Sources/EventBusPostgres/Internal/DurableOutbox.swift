@@ -159,43 +159,14 @@ struct DurableOutbox: Sendable {
         CREATE INDEX IF NOT EXISTS eventbus_schedule_done ON eventbus_schedule (channel, (coalesce(fired_at, cancelled_at)))
             WHERE fired_at IS NOT NULL OR cancelled_at IS NOT NULL
         """,
-        // A consumer's lease (added later again: an existing table gets the columns at the next
-        // start; instances of the version before ignore them).
-        // Only when a column is missing: ALTER TABLE locks the table exclusively even when it has
-        // nothing to do, which would stall every consumer's claims at each start.
-        """
-        DO $$ BEGIN
-            IF NOT EXISTS (
-                SELECT 1 FROM pg_attribute
-                WHERE attrelid = 'eventbus_cursors'::regclass AND attname = 'lease_epoch' AND NOT attisdropped)
-            THEN
-                ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS owner uuid,
-                    ADD COLUMN IF NOT EXISTS lease_until timestamptz,
-                    ADD COLUMN IF NOT EXISTS lease_epoch bigint NOT NULL DEFAULT 0;
-            END IF;
-        END $$
-        """,
+        // A consumer's lease (added later again: see addingColumns).
+        addingColumns(
+            to: "eventbus_cursors", "owner uuid", "lease_until timestamptz", "lease_epoch bigint NOT NULL DEFAULT 0"),
         // Consumer groups (added later again, the same way): the hash of each row's ordering key
         // (NULL in rows an instance of a version before wrote: partition 0), a cursor per partition,
         // and the members alive.
-        """
-        DO $$ BEGIN
-            IF NOT EXISTS (
-                SELECT 1 FROM pg_attribute
-                WHERE attrelid = 'eventbus_outbox'::regclass AND attname = 'ordering_hash' AND NOT attisdropped)
-            THEN
-                ALTER TABLE eventbus_outbox ADD COLUMN IF NOT EXISTS ordering_hash integer;
-            END IF;
-            IF NOT EXISTS (
-                SELECT 1 FROM pg_attribute
-                WHERE attrelid = 'eventbus_cursors'::regclass AND attname = 'group_name' AND NOT attisdropped)
-            THEN
-                ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS group_name text,
-                    ADD COLUMN IF NOT EXISTS partition integer,
-                    ADD COLUMN IF NOT EXISTS partitions integer;
-            END IF;
-        END $$
-        """,
+        addingColumns(to: "eventbus_outbox", "ordering_hash integer"),
+        addingColumns(to: "eventbus_cursors", "group_name text", "partition integer", "partitions integer"),
         """
         CREATE TABLE IF NOT EXISTS eventbus_group_members (
             channel text NOT NULL,
@@ -225,19 +196,29 @@ struct DurableOutbox: Sendable {
         CREATE INDEX IF NOT EXISTS eventbus_dead_letters_requeued ON eventbus_dead_letters (channel, consumer, id)
             WHERE requeued_at IS NOT NULL
         """,
-        """
-        DO $$ BEGIN
-            IF NOT EXISTS (
-                SELECT 1 FROM pg_attribute
-                WHERE attrelid = 'eventbus_cursors'::regclass AND attname = 'attempts' AND NOT attisdropped)
-            THEN
-                ALTER TABLE eventbus_cursors ADD COLUMN IF NOT EXISTS attempt_xid xid8,
-                    ADD COLUMN IF NOT EXISTS attempt_id bigint,
-                    ADD COLUMN IF NOT EXISTS attempts integer NOT NULL DEFAULT 0;
-            END IF;
-        END $$
-        """,
+        addingColumns(
+            to: "eventbus_cursors", "attempts integer NOT NULL DEFAULT 0", "attempt_xid xid8", "attempt_id bigint"),
     ]
+
+    /// A `DO` block that adds `columns` (`"name type …"`) to `table` when the first is missing, each
+    /// `IF NOT EXISTS`: the columns a later version added, to an existing table at the next start
+    /// (instances of the version before ignore them). Only when missing: `ALTER TABLE` locks the
+    /// table exclusively even when it has nothing to do, which would stall every consumer's claims
+    /// at each start.
+    static func addingColumns(to table: String, _ columns: String...) -> String {
+        let marker = columns[0].prefix { $0 != " " }
+        let additions = columns.map { "ADD COLUMN IF NOT EXISTS \($0)" }.joined(separator: ", ")
+        return """
+            DO $$ BEGIN
+                IF NOT EXISTS (
+                    SELECT 1 FROM pg_attribute
+                    WHERE attrelid = '\(table)'::regclass AND attname = '\(marker)' AND NOT attisdropped)
+                THEN
+                    ALTER TABLE \(table) \(additions);
+                END IF;
+            END $$
+            """
+    }
 
     /// How long one statement of a receiver may take before the connection is given up.
     let statementTimeout: Duration

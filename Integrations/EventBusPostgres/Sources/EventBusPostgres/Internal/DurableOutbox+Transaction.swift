@@ -149,7 +149,11 @@ extension DurableOutbox {
             inbox.held(consumer: settings.consumer, reason: "row \(row.position.id): \(held)")
         }
         // After the COMMIT: the bus gets what the cursor passed (at most once across a crash here).
-        if !handled.isEmpty { _ = await inbox.deliverAndWait(handled.map(\.payload)) }
+        // A group's partition is a subset of each origin's events (`subset`), as in `batch`:
+        // without it, a member with transactional handlers reported the other members' events
+        // as `missed` (each gap in an origin's sequence), and dropped from its bus, as
+        // `olderThanWindow`, an event whose origin had moved 256 sequences on in other partitions.
+        if !handled.isEmpty { _ = await inbox.deliverAndWait(handled.map(\.payload), subset: partition != nil) }
         let more = held == nil && (handled.count < rows.count || claimed >= settings.batchSize)
         return (progress, more)
     }

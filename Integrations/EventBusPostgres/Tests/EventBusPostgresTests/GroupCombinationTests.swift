@@ -349,6 +349,40 @@ extension PostgresBridgeTests {
             for node in [first, second, publisher] { await node.stop() }
         }
 
+        @Test(
+            "one partition of a stopped group removed (removeConsumer of billing#1): the next member makes its cursor again and delivers what follows"
+        )
+        func partitionRemovedThenRestarted() async throws {
+            let channel = PostgresBridgeTests.uniqueChannel()
+            let publisher = try await Self.publisher(channel: channel)
+            let configure = { (node: ClusterNode) in node.bridge.register(RoomMessage.self, as: "test.room-message.v1")
+            }
+            let first = try Self.member("trim", partitions: 2, channel: channel, configure: configure)
+            let atFirst = Recorder(RoomMessage.self, on: first.bus)
+            try await first.start()
+            for room in 0..<8 { try await publisher.bridge.publish(RoomMessage(room: "r\(room)", text: "0")) }
+            #expect(await atFirst.wait(forCount: 8, timeout: .seconds(10)))
+            await first.stop()
+            #expect(try await publisher.bridge.removeConsumer("trim#1") == .removed)
+            let next = try Self.member("trim", partitions: 2, channel: channel, configure: configure)
+            let atNext = Recorder(RoomMessage.self, on: next.bus)
+            var started = true
+            do { try await next.start(timeout: .seconds(5)) } catch {
+                started = false
+                Issue.record("the member did not start after one partition was removed: \(error)")
+            }
+            if started {
+                for room in 0..<8 { try await publisher.bridge.publish(RoomMessage(room: "r\(room)", text: "1")) }
+                #expect(await atNext.wait(forCount: 8, timeout: .seconds(10)), "\(atNext.events.count) of 8")
+            }
+            let partitions = try await publisher.bridge.consumers().filter { $0.group == "trim" }.map(\.name).sorted()
+            #expect(partitions == ["trim#0", "trim#1"], "the removed partition made again: \(partitions)")
+            print(
+                "bridge: group partition trim#1 removed while the group was stopped: next member started \(started), "
+                    + "\(atNext.events.count) of 8 new events delivered, partitions \(partitions)")
+            for node in [next, publisher] { await node.stop() }
+        }
+
         // MARK: Retention
 
         @Test(
@@ -369,7 +403,8 @@ extension PostgresBridgeTests {
             await peer.stop()  // SIGKILL inside a batch: its handler takes 30 ms an event
             let handledByPeer = atPeer()
             let cleaner = try PostgresBridgeTests.cleaner(
-                channel: channel, configuration: {
+                channel: channel,
+                configuration: {
                     var settings = PostgresEventBridge.Configuration()
                     settings.delivery = .durable(.init(consumer: "cleaner"))
                     return settings

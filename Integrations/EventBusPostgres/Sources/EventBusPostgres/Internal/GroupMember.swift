@@ -64,9 +64,10 @@ final class GroupMember: Sendable {
 
     // MARK: Starting
 
-    /// Creates the group's partition cursors (after the channel's last committed row) if the group
-    /// is new; throws if it exists with another number of partitions or a name clashes with a
-    /// plain consumer's cursor.
+    /// Creates the group's missing partition cursors (after the channel's last committed row): all
+    /// of them if the group is new, one removed by `removeConsumer("<group>#<n>")` otherwise; throws
+    /// if the group exists with another number of partitions or a name clashes with a plain
+    /// consumer's cursor.
     func start(on connection: PostgresConnection) async throws {
         try await base.statement { [self] in
             try await connection.query(
@@ -79,10 +80,15 @@ final class GroupMember: Sendable {
                     WHERE channel = \(channel) AND xid < pg_snapshot_xmin(pg_current_snapshot())
                     ORDER BY xid DESC, id DESC LIMIT 1) AS t ON true
                 WHERE NOT EXISTS (
-                    SELECT 1 FROM eventbus_cursors WHERE channel = \(channel) AND group_name = \(group.name))
+                    SELECT 1 FROM eventbus_cursors
+                    WHERE channel = \(channel) AND group_name = \(group.name) AND partitions <> \(group.partitions))
                 ON CONFLICT (channel, consumer) DO NOTHING
                 """, logger: logger
             ).consume()
+            // Each missing partition, not only a new group's: a partition removed by itself (its
+            // cursor deleted) was made again by no one, and the group's next start failed (its
+            // row count short of its partitions read as a plain consumer's clashing name).
+            // ON CONFLICT keeps the partitions that exist, and a plain consumer's row of that name.
         }
         let (stored, rows) = try await base.statement { [self] in
             var result: (Int?, Int) = (nil, 0)

@@ -79,9 +79,10 @@ extension PostgresEventBridge {
     /// reports `BridgeStatus.interrupted` (`leaseLost`) and `.resumed`, makes the cursor again after
     /// the last committed event and goes on as a new consumer, reporting
     /// `BridgeIssue.consumerRemoved(consumer:)`: events it had not read are not delivered to it.
-    /// A consumer group's partition (`billing#3`) is better removed with its group
-    /// (``removeConsumerGroup(_:force:)``): a running member that loses a partition's cursor holds
-    /// it no more until it reconnects or restarts, which makes the group's missing cursors again.
+    /// A consumer group's partition (`billing#3`) can be removed by itself: a running member makes
+    /// the group's missing cursors again, after the last committed event, at its next coordination
+    /// turn (a third of ``Durable/leaseDuration``), and the member that held it reports
+    /// `BridgeIssue.consumerRemoved(consumer:)`; with no member running, the next one to start does.
     ///
     /// - Throws: ``PostgresEventBridgeError/operationsNeedDurableDelivery`` at most once; a
     ///   database error. An unknown name is not an error: ``ConsumerRemoval/unknown``.
@@ -101,9 +102,10 @@ extension PostgresEventBridge {
     /// Refused, nothing deleted, while a live bridge holds the lease of any of its partitions
     /// (``ConsumerRemoval/leased(by:until:)`` names one), unless `force`
     /// (``ConsumerRemoval/removedWhileLeased(by:until:)``: each running member loses its partitions
-    /// at its next acknowledgement or coordination turn, holds none, reported as standing by, and
-    /// makes the group's cursors again, after the last committed event, when it reconnects or
-    /// restarts). ``ConsumerRemoval/unknown`` when the channel has no partition of that group.
+    /// at its next acknowledgement or coordination turn, makes the group's cursors again, after the
+    /// last committed event, at that turn, and goes on as a new group, each partition it held
+    /// reporting `BridgeIssue.consumerRemoved(consumer:)`). ``ConsumerRemoval/unknown`` when the
+    /// channel has no partition of that group.
     ///
     /// One statement on a connection of the client (plus a catalog lookup).
     ///

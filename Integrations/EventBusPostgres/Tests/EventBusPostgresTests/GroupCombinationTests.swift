@@ -383,6 +383,34 @@ extension PostgresBridgeTests {
             for node in [next, publisher] { await node.stop() }
         }
 
+        @Test(
+            "one partition of a running group removed with force: the member makes it again, announces it (consumerRemoved) and delivers what follows, without a restart"
+        )
+        func partitionRemovedWhileRunning() async throws {
+            let channel = PostgresBridgeTests.uniqueChannel()
+            let publisher = try await Self.publisher(channel: channel)
+            let member = try Self.member("live", partitions: 2, channel: channel) { node in
+                node.bridge.register(RoomMessage.self, as: "test.room-message.v1")
+            }
+            let received = Recorder(RoomMessage.self, on: member.bus)
+            try await member.start()
+            for room in 0..<8 { try await publisher.bridge.publish(RoomMessage(room: "r\(room)", text: "0")) }
+            #expect(await received.wait(forCount: 8, timeout: .seconds(10)))
+            let removal = try await publisher.bridge.removeConsumer("live#1", force: true)
+            if case .removedWhileLeased = removal {} else { Issue.record("removed while leased: \(removal)") }
+            let announced = await member.issues.wait(timeout: .seconds(6)) { issues in
+                issues.contains { if case .consumerRemoved("live#1") = $0 { true } else { false } }
+            }
+            #expect(announced, "the partition made again and announced: \(member.issues.events)")
+            for room in 0..<8 { try await publisher.bridge.publish(RoomMessage(room: "r\(room)", text: "1")) }
+            let delivered = await received.wait(timeout: .seconds(announced ? 6 : 1)) { $0.count >= 16 }
+            #expect(delivered, "what follows delivered: \(received.events.count - 8) of 8")
+            print(
+                "bridge: group partition live#1 removed (forced) while its member ran: made again and announced "
+                    + "\(announced), \(received.events.count - 8) of 8 later events delivered without a restart")
+            for node in [member, publisher] { await node.stop() }
+        }
+
         // MARK: Retention
 
         @Test(

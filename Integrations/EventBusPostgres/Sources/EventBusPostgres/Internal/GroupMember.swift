@@ -69,27 +69,7 @@ final class GroupMember: Sendable {
     /// if the group exists with another number of partitions or a name clashes with a plain
     /// consumer's cursor.
     func start(on connection: PostgresConnection) async throws {
-        try await base.statement { [self] in
-            try await connection.query(
-                """
-                INSERT INTO eventbus_cursors (channel, consumer, xid, id, group_name, partition, partitions)
-                SELECT \(channel), \(group.name) || '#' || p, coalesce(t.xid, '0'::xid8), coalesce(t.id, 0),
-                    \(group.name), p, \(group.partitions)
-                FROM generate_series(0, \(group.partitions) - 1) AS p LEFT JOIN LATERAL (
-                    SELECT xid, id FROM eventbus_outbox
-                    WHERE channel = \(channel) AND xid < pg_snapshot_xmin(pg_current_snapshot())
-                    ORDER BY xid DESC, id DESC LIMIT 1) AS t ON true
-                WHERE NOT EXISTS (
-                    SELECT 1 FROM eventbus_cursors
-                    WHERE channel = \(channel) AND group_name = \(group.name) AND partitions <> \(group.partitions))
-                ON CONFLICT (channel, consumer) DO NOTHING
-                """, logger: logger
-            ).consume()
-            // Each missing partition, not only a new group's: a partition removed by itself (its
-            // cursor deleted) was made again by no one, and the group's next start failed (its
-            // row count short of its partitions read as a plain consumer's clashing name).
-            // ON CONFLICT keeps the partitions that exist, and a plain consumer's row of that name.
-        }
+        try await base.statement { [self] in try await makeMissingPartitions(on: connection) }
         let (stored, rows) = try await base.statement { [self] in
             var result: (Int?, Int) = (nil, 0)
             let rows = try await connection.query(
@@ -109,6 +89,33 @@ final class GroupMember: Sendable {
         }
         // A partition cursor that a plain consumer's row took (created before the group).
         if rows != stored { throw PostgresEventBridgeError.consumerNameTaken(group.name + "#…") }
+    }
+
+    /// Inserts the cursor of each partition of the group that has none, after the channel's last
+    /// committed row, unless the group exists with another number of partitions.
+    ///
+    /// Each missing partition, not only a new group's: a partition removed by itself
+    /// (`removeConsumer("<group>#<n>")`, or the whole group forced while members ran) was made
+    /// again by no one, so its events stayed unread while the members ran, and a member starting
+    /// afterwards failed (the group's row count short of its partitions read as a plain consumer's
+    /// clashing name). ON CONFLICT keeps the partitions that exist, and a plain consumer's row of
+    /// that name (``start(on:)`` refuses to run then).
+    private func makeMissingPartitions(on connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            INSERT INTO eventbus_cursors (channel, consumer, xid, id, group_name, partition, partitions)
+            SELECT \(channel), \(group.name) || '#' || p, coalesce(t.xid, '0'::xid8), coalesce(t.id, 0),
+                \(group.name), p, \(group.partitions)
+            FROM generate_series(0, \(group.partitions) - 1) AS p LEFT JOIN LATERAL (
+                SELECT xid, id FROM eventbus_outbox
+                WHERE channel = \(channel) AND xid < pg_snapshot_xmin(pg_current_snapshot())
+                ORDER BY xid DESC, id DESC LIMIT 1) AS t ON true
+            WHERE NOT EXISTS (
+                SELECT 1 FROM eventbus_cursors
+                WHERE channel = \(channel) AND group_name = \(group.name) AND partitions <> \(group.partitions))
+            ON CONFLICT (channel, consumer) DO NOTHING
+            """, logger: logger
+        ).consume()
     }
 
     // MARK: Receiving
@@ -249,7 +256,12 @@ final class GroupMember: Sendable {
 
     /// One turn: the member's heartbeat, the renewal of its leases, then its share evened out.
     private func turn(on connection: PostgresConnection, _ inbox: RemoteInbox, _ waker: Waker) async throws {
-        let members = try await heartbeat(on: connection)
+        let (members, cursors) = try await heartbeat(on: connection)
+        // A partition removed while the group runs (its cursor deleted) is made again here, after
+        // the last committed row, and taken below; its holder announces `consumerRemoved`
+        // (``DurableOutbox/announceOperations(_:on:_:)``). Before, no member read it again until
+        // one reconnected or restarted: its events stayed unread, unreported.
+        if cursors < group.partitions { try await makeMissingPartitions(on: connection) }
         let held = state.withLockedValue { $0.held }
         if !held.isEmpty {
             let renewed = try await renew(held, on: connection)
@@ -290,8 +302,9 @@ final class GroupMember: Sendable {
     }
 
     /// Renews this member's row among the group's members (and deletes the rows of members gone
-    /// for an hour); returns how many members are alive, this one included.
-    private func heartbeat(on connection: PostgresConnection) async throws -> Int {
+    /// for an hour); returns how many members are alive, this one included, and how many partition
+    /// cursors the group has.
+    private func heartbeat(on connection: PostgresConnection) async throws -> (members: Int, cursors: Int) {
         let rows = try await connection.query(
             """
             WITH beat AS (
@@ -303,12 +316,14 @@ final class GroupMember: Sendable {
                 DELETE FROM eventbus_group_members
                 WHERE channel = \(channel) AND group_name = \(group.name) AND alive_until < now() - interval '1 hour'
                 RETURNING 1)
-            SELECT count(*) FROM eventbus_group_members
+            SELECT count(*),
+                (SELECT count(*) FROM eventbus_cursors WHERE channel = \(channel) AND group_name = \(group.name))
+            FROM eventbus_group_members
             WHERE channel = \(channel) AND group_name = \(group.name) AND alive_until > now() AND member <> \(member)
             """, logger: logger)
-        var others = 0
-        for try await count in rows.decode(Int64.self) { others = Int(count) }
-        return others + 1
+        var (others, cursors) = (0, group.partitions)
+        for try await (count, rows) in rows.decode((Int64, Int64).self) { (others, cursors) = (Int(count), Int(rows)) }
+        return (others + 1, cursors)
     }
 
     /// Renews the leases in `held` (each fenced by its epoch); returns the partitions renewed.

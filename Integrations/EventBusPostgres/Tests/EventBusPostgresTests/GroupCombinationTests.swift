@@ -384,7 +384,7 @@ extension PostgresBridgeTests {
         }
 
         @Test(
-            "one partition of a running group removed with force: the member makes it again, announces it (consumerRemoved) and delivers what follows, without a restart"
+            "one partition of a running group removed with force, then the whole group: the member makes them again, announces it (consumerRemoved) and delivers what follows, without a restart"
         )
         func partitionRemovedWhileRunning() async throws {
             let channel = PostgresBridgeTests.uniqueChannel()
@@ -405,9 +405,21 @@ extension PostgresBridgeTests {
             for room in 0..<8 { try await publisher.bridge.publish(RoomMessage(room: "r\(room)", text: "1")) }
             let delivered = await received.wait(timeout: .seconds(announced ? 6 : 1)) { $0.count >= 16 }
             #expect(delivered, "what follows delivered: \(received.events.count - 8) of 8")
+            // The whole group removed with force while its member runs: it goes on as a new group.
+            let groupRemoval = try await publisher.bridge.removeConsumerGroup("live", force: true)
+            if case .removedWhileLeased = groupRemoval {} else { Issue.record("group removed: \(groupRemoval)") }
+            let bothAnnounced = await member.issues.wait(timeout: .seconds(6)) { issues in
+                issues.contains { if case .consumerRemoved("live#0") = $0 { true } else { false } }
+            }
+            #expect(bothAnnounced, "the group made again and announced: \(member.issues.events)")
+            for room in 0..<8 { try await publisher.bridge.publish(RoomMessage(room: "r\(room)", text: "2")) }
+            let again = await received.wait(timeout: .seconds(bothAnnounced ? 6 : 1)) { $0.count >= 24 }
+            #expect(again, "what follows the group's removal delivered: \(received.events.count - 16) of 8")
+            #expect(Set(received.events.map { "\($0.room)/\($0.text)" }).count == received.events.count, "each once")
             print(
                 "bridge: group partition live#1 removed (forced) while its member ran: made again and announced "
-                    + "\(announced), \(received.events.count - 8) of 8 later events delivered without a restart")
+                    + "\(announced), 8 later events delivered without a restart; then the whole group removed "
+                    + "(forced): made again \(bothAnnounced), \(received.events.count - 16) of 8 delivered")
             for node in [member, publisher] { await node.stop() }
         }
 

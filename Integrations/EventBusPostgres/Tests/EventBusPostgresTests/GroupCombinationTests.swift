@@ -189,10 +189,26 @@ extension PostgresBridgeTests {
         // MARK: Held rows
 
         @Test(
-            "a row a member cannot decode holds its partition only (held reported once); the others keep delivering; after the upgraded member takes over, all once, in order"
+            "a row a member cannot decode holds its partition only (held reported once); the others keep delivering; after the upgraded member takes over, all once, in order (with and without transactional handlers)",
+            arguments: [false, true]
         )
-        func heldPartition() async throws {
+        func heldPartition(transactional: Bool) async throws {
             let channel = PostgresBridgeTests.uniqueChannel()
+            let table = "ledger_\(channel)"
+            try await Self.execute("CREATE TABLE \(table) (room text NOT NULL, n integer NOT NULL)")
+            // With `transactional`, members record each message in a ledger in the cursor's transaction.
+            let handle = { (node: ClusterNode) throws in
+                guard transactional else { return }
+                try node.bridge.process(RoomMessage.self) { message, connection in
+                    var bindings = PostgresBindings(capacity: 2)
+                    bindings.append(message.room)
+                    bindings.append(Int(message.text) ?? -1)
+                    try await connection.query(
+                        PostgresQuery(unsafeSQL: "INSERT INTO \(table) (room, n) VALUES ($1, $2)", binds: bindings),
+                        logger: Self.logger
+                    ).consume()
+                }
+            }
             let writer = try await Self.publisher("writer", channel: channel) { node in
                 RollingUpgradeTests.register(.writing, on: node)
             }
@@ -200,6 +216,7 @@ extension PostgresBridgeTests {
             let old = try Self.member("upgrade", partitions: 4, channel: channel) { node in
                 RollingUpgradeTests.register(.old, on: node)
                 node.bridge.register(RoomMessage.self, as: "test.room-message.v1")
+                try handle(node)
             }
             let atOld = (Recorder(RoomMessage.self, on: old.bus), Recorder(OrderV1.self, on: old.bus))
             try await old.start()
@@ -217,6 +234,7 @@ extension PostgresBridgeTests {
             let upgraded = try Self.member("upgrade", partitions: 4, channel: channel) { node in
                 RollingUpgradeTests.register(.reading, on: node)
                 node.bridge.register(RoomMessage.self, as: "test.room-message.v1")
+                try handle(node)
             }
             let atUpgraded = (Recorder(RoomMessage.self, on: upgraded.bus), Recorder(Order.self, on: upgraded.bus))
             try await upgraded.start()
@@ -236,12 +254,25 @@ extension PostgresBridgeTests {
                     #expect(numbers == numbers.sorted(), "room \(room) in order: \(numbers)")
                 }
             }
+            if transactional {
+                let effects = try await PostgresBridgeTests.withConnection { connection in
+                    var count = 0
+                    let query = PostgresQuery(unsafeSQL: "SELECT count(DISTINCT (room, n)), count(*) FROM \(table)")
+                    for try await (distinct, all) in try await connection.query(query, logger: Self.logger).decode(
+                        (Int64, Int64).self)
+                    {
+                        count = distinct == all ? Int(all) : -Int(all)
+                    }
+                    return count
+                }
+                #expect(effects == 24, "each message's effect once: \(effects)")
+            }
             let redelivered = upgraded.issues.events.filter { if case .redelivered = $0 { true } else { false } }
             #expect(redelivered.isEmpty, "no false redelivery: \(redelivered)")
             let reports = Self.lossReports(upgraded) + Self.lossReports(old)
             #expect(reports.isEmpty, "no loss reported: \(reports)")
             print(
-                "bridge: group member holding an undecodable row: held \(held.count)x, \(atOld.0.events.count) messages "
+                "bridge: group member holding an undecodable row (transactional \(transactional)): held \(held.count)x, \(atOld.0.events.count) messages "
                     + "delivered meanwhile (\(heldRooms.count) rooms held behind it), upgraded member then delivered "
                     + "\(atUpgraded.1.events.count) orders and \(atUpgraded.0.events.count) messages")
             for node in [upgraded, writer, rooms] { await node.stop() }

@@ -298,8 +298,12 @@ extension PostgresBridgeTests {
             try await Task.sleep(for: .milliseconds(300))
             #expect(try await Exactly.ledger(table).map(\.n).sorted() == [1, 2, 3, 4], "each effect once: \(numbers)")
             let ran = runs.withLockedValue { $0 }
-            let again = ran.filter { $0.hasPrefix("s") && $0 != "s4" }
-            #expect(again.isEmpty, "the standby ran the stopped holder's batch again: \(ran)")
+            // The duration cap (1 s) may end the holder's transaction after 2: the standby then
+            // handles 3, which the holder never ran. No event may run on both.
+            let byHolder = Set(ran.filter { $0.hasPrefix("h") }.map { $0.dropFirst() })
+            let byStandby = Set(ran.filter { $0.hasPrefix("s") }.map { $0.dropFirst() })
+            let again = byHolder.intersection(byStandby)
+            #expect(again.isEmpty, "the standby ran the stopped holder's events again: \(ran)")
             #expect(!standby.issues.events.contains(where: Self.isDeadLettered), "\(standby.issues.events)")
             #expect(!holder.issues.events.contains(where: Self.isDeadLettered), "\(holder.issues.events)")
             print(

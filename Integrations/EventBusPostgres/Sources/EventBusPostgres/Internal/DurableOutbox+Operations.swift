@@ -283,10 +283,17 @@ extension DurableOutbox {
         let from = found.acknowledgedSince ? found.current : (found.from ?? found.current)
         let between = try await count(of: name, between: min(from, target), and: max(from, target), on: connection)
         let (again, skipped) = target < from ? (between, 0) : (0, between)
+        // The attempt count of transactional handlers starts over (`attempts = 0`): the epoch's
+        // bump kills a processing transaction open now, which is no failure of its handler. Left
+        // counted, the replay's first batch, when it starts at the same row (a reset to the row
+        // of the batch being handled), found a second attempt there and handled it one row per
+        // transaction; with `maximumAttempts` 1 it dead-lettered that event without running its
+        // handler ("the transaction died 1 times"): a false report and a missing effect.
         try await connection.query(
             """
             UPDATE eventbus_cursors SET xid = \(String(target.xid))::xid8, id = \(target.id),
                 claimed_xid = NULL, claimed_id = NULL, lease_epoch = lease_epoch + 1,
+                attempts = 0, attempt_xid = NULL, attempt_id = NULL,
                 reset_point = \(point.description), reset_at = clock_timestamp(),
                 reset_from_xid = \(String(from.xid))::xid8, reset_from_id = \(from.id)
             WHERE channel = \(channel) AND consumer = \(name)

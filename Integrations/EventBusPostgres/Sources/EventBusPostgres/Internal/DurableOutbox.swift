@@ -435,10 +435,21 @@ struct DurableOutbox: Sendable {
         do {
             try await announceOperations(epoch, on: connection, inbox)
             let cursor = try await resume(on: connection, inbox, continuing: continuing)
+            // The renewal is a task of its own, not cancelled by a stop but when the reading ends:
+            // a stop waits for the batch in progress to be acknowledged, and that batch may take
+            // longer than the lease. Cancelled with the stop (as it was), the renewal let the lease
+            // lapse meanwhile, a standby took it over and delivered the batch again (announced as
+            // `redelivered`, its transactional handlers run again), the stopping bridge's
+            // acknowledgement fenced off: a clean stop that made the next run deliver again.
+            let renewal = Task { try await renewLease(epoch, client: client) }
+            defer { renewal.cancel() }
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await renewLease(epoch, client: client) }
+                group.addTask { try await renewal.value }
                 group.addTask { await measureLag(inbox, client: client) }
-                group.addTask { try await deliverBatches(from: cursor, on: connection, into: inbox, waker: waker) }
+                group.addTask {
+                    defer { renewal.cancel() }
+                    try await deliverBatches(from: cursor, on: connection, into: inbox, waker: waker)
+                }
                 defer { group.cancelAll() }
                 try await group.next()
             }

@@ -350,5 +350,63 @@ extension PostgresBridgeTests {
                     + "standby \(atStandby.events.map(\.n)), \(redelivered.count) redelivered")
             for node in [standby, publisher] { await node.stop() }
         }
+        @Test(
+            "a consumer group's member stopped cleanly while its batch runs longer than the lease: the batch acknowledged by it, nothing redelivered by the other member"
+        )
+        func groupMemberCleanStopDuringASlowBatch() async throws {
+            let channel = PostgresBridgeTests.uniqueChannel()
+            let publisher = try await Exactly.publisher(channel)
+            let inside = NIOLockedValueBox<Int?>(nil)
+            let go = NIOLockedValueBox(false)
+            var durable = PostgresEventBridge.Durable(group: "g", partitions: 1)
+            durable.pollInterval = .milliseconds(200)
+            durable.leaseDuration = .seconds(1)
+            var settings = PostgresEventBridge.Configuration()
+            settings.delivery = .durable(durable)
+            var members: [ClusterNode] = []
+            var recorders: [Recorder<Ping>] = []
+            for index in 0..<2 {
+                let member = try PostgresBridgeTests.durableNode("g", channel: channel, configuration: settings)
+                member.bridge.register(Ping.self, as: "test.ping.v1")
+                recorders.append(
+                    Recorder(Ping.self, on: member.bus) { ping in
+                        guard ping.n == 1 else { return }
+                        inside.withLockedValue { $0 = index }
+                        let deadline = ContinuousClock.now + .seconds(5)
+                        while !go.withLockedValue({ $0 }) && ContinuousClock.now < deadline {
+                            Thread.sleep(forTimeInterval: 0.005)
+                        }
+                    })
+                try await member.start()
+                members.append(member)
+            }
+            let leased = await OperationsTests.waitUntil(timeout: .seconds(5)) {
+                try await publisher.bridge.consumer(named: "g#0")?.lease.isHeld == true
+            }
+            #expect(leased, "partition 0 leased")
+            try await Self.publishTogether(1...5, from: publisher)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while inside.withLockedValue({ $0 }) == nil && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            let holder = try #require(inside.withLockedValue { $0 }, "a member delivers 1")
+            let other = 1 - holder
+            let stoppingMember = members[holder]
+            let stopping = Task { await stoppingMember.stop() }
+            try await Task.sleep(for: .milliseconds(1_800))  // longer than the lease and a third
+            go.withLockedValue { $0 = true }
+            await stopping.value
+            try await Self.publishTogether(6...6, from: publisher)
+            #expect(await recorders[other].wait(timeout: .seconds(6)) { $0.contains(Ping(from: "p", n: 6)) })
+            try await Task.sleep(for: .milliseconds(300))
+            let (first, second) = (recorders[holder].events.map(\.n), recorders[other].events.map(\.n))
+            #expect((first + second).sorted() == Array(1...6), "each once across the stop: \(first) then \(second)")
+            let redelivered = members[other].issues.events.filter(Self.isRedelivered)
+            #expect(redelivered.isEmpty, "a clean stop makes nothing redelivered: \(redelivered)")
+            print(
+                "bridge: a group member's clean stop during a batch slower than the lease (1 s): stopped member \(first), "
+                    + "other member \(second), \(redelivered.count) redelivered")
+            for node in [members[other], publisher] { await node.stop() }
+        }
     }
 }

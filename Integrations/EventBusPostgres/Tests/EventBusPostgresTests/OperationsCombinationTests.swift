@@ -282,9 +282,11 @@ extension PostgresBridgeTests {
                     try await Exactly.insert(ping.n, into: table, on: connection)
                 }
             }
-            let holder = try Self.node("b", channel: channel, lease: .seconds(1), processing: processing, handler: handler("h"))
+            let holder = try Self.node(
+                "b", channel: channel, lease: .seconds(1), processing: processing, handler: handler("h"))
             try await holder.start()
-            let standby = try Self.node("b", channel: channel, lease: .seconds(1), processing: processing, handler: handler("s"))
+            let standby = try Self.node(
+                "b", channel: channel, lease: .seconds(1), processing: processing, handler: handler("s"))
             try await standby.start()
             #expect(await standby.issues.wait(timeout: .seconds(3)) { $0.contains { !Self.isAlarm($0) } })
             try await Self.publishTogether(1...3, from: publisher)
@@ -325,7 +327,9 @@ extension PostgresBridgeTests {
                 guard ping.n == 1 else { return }
                 inside.withLockedValue { $0 = true }
                 let deadline = ContinuousClock.now + .seconds(5)
-                while !go.withLockedValue({ $0 }) && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
+                while !go.withLockedValue({ $0 }) && ContinuousClock.now < deadline {
+                    Thread.sleep(forTimeInterval: 0.005)
+                }
             }
             try await holder.start()
             let standby = try Self.node("b", channel: channel, lease: .seconds(1))
@@ -342,7 +346,9 @@ extension PostgresBridgeTests {
             #expect(await atStandby.wait(timeout: .seconds(5)) { $0.contains(Ping(from: "p", n: 6)) })
             try await Task.sleep(for: .milliseconds(300))
             let all = atHolder.events.map(\.n) + atStandby.events.map(\.n)
-            #expect(all.sorted() == Array(1...6), "each once across the stop: \(atHolder.events.map(\.n)) then \(atStandby.events.map(\.n))")
+            #expect(
+                all.sorted() == Array(1...6),
+                "each once across the stop: \(atHolder.events.map(\.n)) then \(atStandby.events.map(\.n))")
             let redelivered = standby.issues.events.filter(Self.isRedelivered)
             #expect(redelivered.isEmpty, "a clean stop makes nothing redelivered: \(redelivered)")
             print(

@@ -414,5 +414,54 @@ extension PostgresBridgeTests {
                     + "other member \(second), \(redelivered.count) redelivered")
             for node in [members[other], publisher] { await node.stop() }
         }
+        @Test(
+            "a reset of a consumer whose process died mid-batch (its claim left beyond the cursor) before a standby took over: every repeat announced, nothing lost"
+        )
+        func resetAfterADeathMidBatch() async throws {
+            let channel = PostgresBridgeTests.uniqueChannel()
+            let publisher = try await Exactly.publisher(channel)
+            let first = try Self.node("r", channel: channel)
+            let delivered = Recorder(Ping.self, on: first.bus)
+            try await first.start()
+            for n in 1...10 { try await publisher.bridge.publish(Ping(from: "p", n: n)) }
+            #expect(await delivered.wait(forCount: 10, timeout: .seconds(5)))
+            try await OperationsTests.stopOnceLeased(first, seenBy: publisher)
+            try await Self.publishTogether(11...15, from: publisher)
+            let rows = try await OperationsTests.rows(of: channel)
+            // The state a `kill -9` mid-batch leaves (as `DurableTests`' ClusterPeer does): rows 11
+            // to 15 claimed, handed to the dead process's bus, not acknowledged; its lease lapsed.
+            try await PostgresBridgeTests.withConnection { connection in
+                try await connection.query(
+                    """
+                    UPDATE eventbus_cursors SET claimed_xid = o.xid, claimed_id = o.id, owner = gen_random_uuid(),
+                        lease_until = now() - interval '1 second'
+                    FROM eventbus_outbox o
+                    WHERE eventbus_cursors.channel = \(channel) AND eventbus_cursors.consumer = 'r' AND o.id = \(rows[14].id)
+                    """, logger: Exactly.logger
+                ).consume()
+            }
+            let reset = try await publisher.bridge.resetCursor(of: "r", to: .row(rows[5].id))
+            #expect(reset.again == 5, "rows 6 to 10, acknowledged: \(reset)")
+            let second = try Self.node("r", channel: channel)
+            let journal = Journal(second.bus)
+            try await second.start()
+            #expect(await journal.wait(timeout: .seconds(5)) { $0.contains(.ping(15)) }, "\(journal.all)")
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(journal.pings(after: Self.isReset) == Array(6...15), "replayed once, in order: \(journal.all)")
+            let redelivered = second.issues.events.reduce(0) { total, issue in
+                if case .redelivered(_, let count) = issue { total + count } else { total }
+            }
+            let announcedAgain = journal.all.reduce(0) { total, entry in
+                if case .reset(let again, _) = entry { total + again } else { total }
+            }
+            // 6 to 10 again (acknowledged before), 11 to 15 again (the dead process delivered them).
+            // Before the fix the reset dropped the claim: 11 to 15 came again unannounced (5, not 10).
+            #expect(announcedAgain == 5 && redelivered == 5, "again \(announcedAgain), redelivered \(redelivered)")
+            print(
+                "bridge: reset after a death mid-batch (claim of 5 beyond the cursor): replayed "
+                    + "\(journal.pings(after: Self.isReset)), announced again \(announcedAgain), redelivered \(redelivered)"
+            )
+            for node in [second, publisher] { await node.stop() }
+        }
     }
 }

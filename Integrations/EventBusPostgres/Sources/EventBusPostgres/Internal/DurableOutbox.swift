@@ -399,6 +399,8 @@ struct DurableOutbox: Sendable {
     struct Cursor: Sendable {
         var position: Position
         var redeliverThrough: Position?
+        /// Through where the rows read again are announced otherwise (a pending reset's `again`).
+        var announced: Position?
     }
 
     /// Reads and delivers every batch after `cursor` (from ``start(on:_:)``), then again at each
@@ -468,7 +470,8 @@ struct DurableOutbox: Sendable {
     private func deliverBatches(
         from cursor: Cursor, on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker
     ) async throws {
-        var progress = Progress(position: cursor.position, redeliverThrough: cursor.redeliverThrough)
+        var progress = Progress(
+            position: cursor.position, redeliverThrough: cursor.redeliverThrough, announced: cursor.announced)
         while !Task.isCancelled {
             while !Task.isCancelled {
                 let current = progress
@@ -585,7 +588,12 @@ struct DurableOutbox: Sendable {
         if expired > 0 {
             try await acknowledge(position, on: connection, inbox)
         }
-        return Cursor(position: position, redeliverThrough: claimed.flatMap { $0 > position ? $0 : nil })
+        let redeliverThrough = claimed.flatMap { $0 > position ? $0 : nil }
+        // A claim kept by a reset: the rows through where the consumer had acknowledged are the
+        // reset's `again`; only those after it are announced as redelivered.
+        let announced =
+            redeliverThrough == nil ? nil : try await statement { try await pendingResetFrom(on: connection) }
+        return Cursor(position: position, redeliverThrough: redeliverThrough, announced: announced)
     }
 
     /// The consumer's stored cursor (created if new): its position, its claim, its expired count.

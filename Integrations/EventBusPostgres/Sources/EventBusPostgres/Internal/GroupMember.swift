@@ -171,7 +171,9 @@ final class GroupMember: Sendable {
                 let cursor = try await partitions[index].resume(on: connection, inbox, continuing: lease.continuing)
                 active[index] = (
                     lease.epoch,
-                    DurableOutbox.Progress(position: cursor.position, redeliverThrough: cursor.redeliverThrough)
+                    DurableOutbox.Progress(
+                        position: cursor.position, redeliverThrough: cursor.redeliverThrough,
+                        announced: cursor.announced)
                 )
             }
             var more = false

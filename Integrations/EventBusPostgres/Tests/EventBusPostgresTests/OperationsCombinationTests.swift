@@ -463,5 +463,59 @@ extension PostgresBridgeTests {
             )
             for node in [second, publisher] { await node.stop() }
         }
+        @Test(
+            "requeued dead letters while the consumer's lease changes hands (the holder stopped cleanly mid-requeue, a standby taking over): each letter's effect once, none stuck"
+        )
+        func requeueAcrossAHandOver() async throws {
+            let channel = PostgresBridgeTests.uniqueChannel()
+            let table = try await Exactly.makeLedger(channel)
+            let publisher = try await Exactly.publisher(channel)
+            let failing = NIOLockedValueBox(true)
+            let requeuedRuns = NIOLockedValueBox<[String]>([])
+            var processing = PostgresEventBridge.Processing()
+            processing.maximumAttempts = 1
+            func handler(_ name: String) -> @Sendable (Ping, PostgresConnection) async throws -> Void {
+                { ping, connection in
+                    struct Refused: Error {}
+                    if ping.n <= 4 {
+                        if failing.withLockedValue({ $0 }) { throw Refused() }
+                        requeuedRuns.withLockedValue { $0.append("\(name)\(ping.n)") }
+                        try await Task.sleep(for: .milliseconds(150))  // a requeue outlasting the stop
+                    }
+                    try await Exactly.insert(ping.n, into: table, on: connection)
+                }
+            }
+            let holder = try Self.node(
+                "b", channel: channel, lease: .seconds(1), processing: processing, handler: handler("h"))
+            try await holder.start()
+            try await Self.publishTogether(1...4, from: publisher)
+            #expect(
+                await holder.issues.wait(timeout: .seconds(5)) { $0.filter(Self.isDeadLettered).count == 4 },
+                "\(holder.issues.events)")
+            let standby = try Self.node(
+                "b", channel: channel, lease: .seconds(1), processing: processing, handler: handler("s"))
+            try await standby.start()
+            #expect(await standby.issues.wait(timeout: .seconds(3)) { $0.contains { !Self.isAlarm($0) } })
+            failing.withLockedValue { $0 = false }
+            #expect(try await publisher.bridge.requeueDeadLetters(of: "b") == 4)
+            let started = await OperationsTests.waitUntil(timeout: .seconds(3)) {
+                requeuedRuns.withLockedValue { !$0.isEmpty }
+            }
+            #expect(started, "the holder tries a requeued letter")
+            await holder.stop()  // mid-requeue: it finishes the letter in hand, then hands over
+            try await Self.publishTogether(5...5, from: publisher)
+            let numbers = try await Exactly.waitForLedger(table, count: 5, timeout: .seconds(6))
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(
+                try await Exactly.ledger(table).map(\.n).sorted() == [1, 2, 3, 4, 5], "each effect once: \(numbers)")
+            #expect(try await publisher.bridge.deadLetters(consumer: "b").isEmpty, "none stuck")
+            let runs = requeuedRuns.withLockedValue { $0 }
+            #expect(Set(runs.map { $0.dropFirst() }).count == runs.count, "each letter tried once: \(runs)")
+            #expect(!standby.issues.events.contains(where: Self.isDeadLettered), "\(standby.issues.events)")
+            print(
+                "bridge: requeue of 4 dead letters across a clean hand-over: runs \(runs), ledger \(numbers), "
+                    + "0 dead letters left")
+            for node in [standby, publisher] { await node.stop() }
+        }
     }
 }

@@ -283,10 +283,26 @@ extension DurableOutbox {
         let from = found.acknowledgedSince ? found.current : (found.from ?? found.current)
         let between = try await count(of: name, between: min(from, target), and: max(from, target), on: connection)
         let (again, skipped) = target < from ? (between, 0) : (0, between)
+        // The attempt count of transactional handlers starts over (`attempts = 0`): the epoch's
+        // bump kills a processing transaction open now, which is no failure of its handler. Left
+        // counted, the replay's first batch, when it starts at the same row (a reset to the row
+        // of the batch being handled), found a second attempt there and handled it one row per
+        // transaction; with `maximumAttempts` 1 it dead-lettered that event without running its
+        // handler ("the transaction died 1 times"): a false report and a missing effect.
+        //
+        // A claim beyond the new position is kept: its batch (a dead process's, or the one the
+        // fenced holder is delivering) may have been delivered, and those rows are delivered again
+        // after the reset. Dropped, as it was, they were announced neither as `redelivered` nor in
+        // `again` (which counts from the acknowledged position); kept, the next holder announces
+        // those after that position as `redelivered` (``resume(on:_:continuing:)``).
+        let at = "('\(target.xid)'::xid8, \(target.id))"  // numbers only (UInt64, Int64)
         try await connection.query(
             """
             UPDATE eventbus_cursors SET xid = \(String(target.xid))::xid8, id = \(target.id),
-                claimed_xid = NULL, claimed_id = NULL, lease_epoch = lease_epoch + 1,
+                claimed_xid = CASE WHEN (claimed_xid, claimed_id) > \(unescaped: at) THEN claimed_xid END,
+                claimed_id = CASE WHEN (claimed_xid, claimed_id) > \(unescaped: at) THEN claimed_id END,
+                lease_epoch = lease_epoch + 1,
+                attempts = 0, attempt_xid = NULL, attempt_id = NULL,
                 reset_point = \(point.description), reset_at = clock_timestamp(),
                 reset_from_xid = \(String(from.xid))::xid8, reset_from_id = \(from.id)
             WHERE channel = \(channel) AND consumer = \(name)
@@ -353,6 +369,23 @@ extension DurableOutbox {
     }
 
     // MARK: The consumer's side
+
+    /// Where the consumer had acknowledged up to when its cursor was reset, if the reset is still
+    /// pending (nothing acknowledged since): the rows up to there that it reads again are counted
+    /// in the reset's `again`, not as `redelivered`.
+    func pendingResetFrom(on connection: PostgresConnection) async throws -> Position? {
+        let rows = try await connection.query(
+            """
+            SELECT reset_from_xid::text, reset_from_id FROM eventbus_cursors
+            WHERE channel = \(channel) AND consumer = \(settings.consumer) AND reset_point IS NOT NULL
+                AND reset_from_xid IS NOT NULL AND NOT coalesce(updated_at > reset_at, false)
+            """, logger: logger)
+        var from: Position?
+        for try await (xid, id) in rows.decode((String, Int64).self) {
+            from = UInt64(xid).map { Position(xid: $0, id: id) }
+        }
+        return from
+    }
 
     /// Run by the bridge that just took the consumer's lease of `epoch`, before it reads: reports
     /// a reset of its cursor that it has not acknowledged anything since

@@ -399,6 +399,8 @@ struct DurableOutbox: Sendable {
     struct Cursor: Sendable {
         var position: Position
         var redeliverThrough: Position?
+        /// Through where the rows read again are announced otherwise (a pending reset's `again`).
+        var announced: Position?
     }
 
     /// Reads and delivers every batch after `cursor` (from ``start(on:_:)``), then again at each
@@ -435,10 +437,21 @@ struct DurableOutbox: Sendable {
         do {
             try await announceOperations(epoch, on: connection, inbox)
             let cursor = try await resume(on: connection, inbox, continuing: continuing)
+            // The renewal is a task of its own, not cancelled by a stop but when the reading ends:
+            // a stop waits for the batch in progress to be acknowledged, and that batch may take
+            // longer than the lease. Cancelled with the stop (as it was), the renewal let the lease
+            // lapse meanwhile, a standby took it over and delivered the batch again (announced as
+            // `redelivered`, its transactional handlers run again), the stopping bridge's
+            // acknowledgement fenced off: a clean stop that made the next run deliver again.
+            let renewal = Task { try await renewLease(epoch, client: client) }
+            defer { renewal.cancel() }
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await renewLease(epoch, client: client) }
+                group.addTask { try await renewal.value }
                 group.addTask { await measureLag(inbox, client: client) }
-                group.addTask { try await deliverBatches(from: cursor, on: connection, into: inbox, waker: waker) }
+                group.addTask {
+                    defer { renewal.cancel() }
+                    try await deliverBatches(from: cursor, on: connection, into: inbox, waker: waker)
+                }
                 defer { group.cancelAll() }
                 try await group.next()
             }
@@ -457,7 +470,8 @@ struct DurableOutbox: Sendable {
     private func deliverBatches(
         from cursor: Cursor, on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker
     ) async throws {
-        var progress = Progress(position: cursor.position, redeliverThrough: cursor.redeliverThrough)
+        var progress = Progress(
+            position: cursor.position, redeliverThrough: cursor.redeliverThrough, announced: cursor.announced)
         while !Task.isCancelled {
             while !Task.isCancelled {
                 let current = progress
@@ -574,7 +588,12 @@ struct DurableOutbox: Sendable {
         if expired > 0 {
             try await acknowledge(position, on: connection, inbox)
         }
-        return Cursor(position: position, redeliverThrough: claimed.flatMap { $0 > position ? $0 : nil })
+        let redeliverThrough = claimed.flatMap { $0 > position ? $0 : nil }
+        // A claim kept by a reset: the rows through where the consumer had acknowledged are the
+        // reset's `again`; only those after it are announced as redelivered.
+        let announced =
+            redeliverThrough == nil ? nil : try await statement { try await pendingResetFrom(on: connection) }
+        return Cursor(position: position, redeliverThrough: redeliverThrough, announced: announced)
     }
 
     /// The consumer's stored cursor (created if new): its position, its claim, its expired count.

@@ -129,9 +129,20 @@ final class GroupMember: Sendable {
         forgetLeases()
         var failure: (any Error)?
         do {
+            // The coordinator (which renews the leases) is a task of its own, not cancelled by a
+            // stop but when the reader ends: a stop waits for the batch in progress to be
+            // acknowledged, and that batch may take longer than the lease. Cancelled with the stop
+            // (as it was), it let the partition's lease lapse meanwhile, another member took it
+            // and delivered the batch again (announced as `redelivered`), the stopping member's
+            // acknowledgement fenced off: a clean leave that made another member deliver again.
+            let coordinator = Task { try await self.coordinate(client, inbox, waker) }
+            defer { coordinator.cancel() }
             try await withThrowingTaskGroup(of: Void.self) { tasks in
-                tasks.addTask { try await self.coordinate(client, inbox, waker) }
-                tasks.addTask { try await self.read(on: connection, into: inbox, waker: waker, client: client) }
+                tasks.addTask { try await coordinator.value }
+                tasks.addTask {
+                    defer { coordinator.cancel() }
+                    try await self.read(on: connection, into: inbox, waker: waker, client: client)
+                }
                 tasks.addTask { await self.base.measureLag(inbox, client: client, group: self.group.name) }
                 defer { tasks.cancelAll() }
                 try await tasks.next()
@@ -173,7 +184,9 @@ final class GroupMember: Sendable {
                 let cursor = try await partitions[index].resume(on: connection, inbox, continuing: lease.continuing)
                 active[index] = (
                     lease.epoch,
-                    DurableOutbox.Progress(position: cursor.position, redeliverThrough: cursor.redeliverThrough)
+                    DurableOutbox.Progress(
+                        position: cursor.position, redeliverThrough: cursor.redeliverThrough,
+                        announced: cursor.announced)
                 )
             }
             var more = false

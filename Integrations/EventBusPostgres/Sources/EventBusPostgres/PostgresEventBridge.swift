@@ -41,7 +41,9 @@ public import ServiceLifecycle
 ///   (`BridgeIssue.redelivered(consumer:count:)`) and what the retention limits deleted unread
 ///   (`BridgeIssue.expired(consumer:count:)`). One running bridge per consumer name reads (a lease,
 ///   ``Durable/leaseDuration``); another of the same name stands by
-///   (`BridgeIssue.standingBy(consumer:)`) and takes over. A row this instance cannot decode (a
+///   (`BridgeIssue.standingBy(consumer:)`) and takes over; to share the work instead, the bridges
+///   join a consumer group (``Durable/init(group:partitions:)``: each event to one member, in order
+///   per key). A row this instance cannot decode (a
 ///   version it does not read) is never acknowledged (`BridgeIssue.held(consumer:reason:)`). See the
 ///   package README.
 /// - **Effects exactly once** (durable only): a handler registered with ``process(_:_:)`` runs in

@@ -55,7 +55,15 @@ extension PostgresBridgeTests {
                 #expect(await received.wait(forCount: 40, timeout: .seconds(20)))
                 try await Task.sleep(for: .milliseconds(200))
                 #expect(received.events.map(\.n) == Array(1...40), "in order across xid \(boundary)")
-                #expect(reader.issues.events.isEmpty, "no false gap: \(reader.issues.events)")
+                // Only gaps count here: the first node, stopped right after it started, may still
+                // hold the lease as the second starts (a `standingBy` report, then it lapses).
+                let gaps = reader.issues.events.filter { issue in
+                    switch issue {
+                    case .missed, .missedUncounted, .olderThanWindow: true
+                    default: false
+                    }
+                }
+                #expect(gaps.isEmpty, "no false gap: \(reader.issues.events)")
                 await reader.stop()
             }
         }

@@ -17,6 +17,22 @@ extension RemoteBridge {
     public static func orderingKey(ofEnvelope envelope: String) -> String? {
         Envelope.orderingKey(envelope)
     }
+
+    /// The hash of `envelope`'s ordering key (``orderingKey(ofEnvelope:)``; the empty text when it
+    /// has none), 0 to 2^31 - 1: 32-bit FNV-1a of its UTF-8 bytes, the top bit cleared. A durable
+    /// store keeps it with the event, so it is fixed forever: every version computes it so, and a
+    /// group's partition is this hash modulo the group's number of partitions. Pure, thread-safe.
+    ///
+    /// ```swift
+    /// let partition = Int(RemoteBridge.orderingHash(ofEnvelope: envelope)) % 16
+    /// ```
+    public static func orderingHash(ofEnvelope envelope: String) -> Int32 {
+        var hash: UInt32 = 2_166_136_261
+        for byte in (orderingKey(ofEnvelope: envelope) ?? "").utf8 {
+            hash = (hash ^ UInt32(byte)) &* 16_777_619
+        }
+        return Int32(bitPattern: hash & 0x7FFF_FFFF)
+    }
 }
 
 extension Envelope {

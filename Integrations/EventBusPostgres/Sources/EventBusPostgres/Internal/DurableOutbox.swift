@@ -348,17 +348,6 @@ struct DurableOutbox: Sendable {
         PostgresQuery(unsafeSQL: Insert.sql, binds: insert(payloads).makeBindings())
     }
 
-    /// The hash of `envelope`'s ordering key (`RemoteBridge.orderingKey(ofEnvelope:)`), 0 to
-    /// 2^31 - 1: 32-bit FNV-1a of its UTF-8 bytes, the top bit cleared. Stored with the row, so
-    /// fixed forever: every version computes it so.
-    static func orderingHash(_ envelope: String) -> Int32 {
-        var hash: UInt32 = 2_166_136_261
-        for byte in (RemoteBridge.orderingKey(ofEnvelope: envelope) ?? "").utf8 {
-            hash = (hash ^ UInt32(byte)) &* 16_777_619
-        }
-        return Int32(bitPattern: hash & 0x7FFF_FFFF)
-    }
-
     /// The statement of ``insertQuery(_:)`` for `payloads`, prepared: the server parses, analyses
     /// and plans it once per connection of the pool, not at every send.
     func insert(_ payloads: [String]) -> Insert {
@@ -385,7 +374,7 @@ struct DurableOutbox: Sendable {
             var bindings = PostgresBindings(capacity: 3)
             bindings.append(channel)
             bindings.append(payloads)
-            bindings.append(payloads.map(DurableOutbox.orderingHash))
+            bindings.append(payloads.map(RemoteBridge.orderingHash(ofEnvelope:)))
             return bindings
         }
 

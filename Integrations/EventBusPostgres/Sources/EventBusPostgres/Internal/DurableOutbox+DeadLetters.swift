@@ -20,7 +20,7 @@ extension DurableOutbox {
         let rows = try await connection.query(
             """
             INSERT INTO eventbus_dead_letters (channel, consumer, outbox_id, wire_name, payload, attempts, reason)
-            VALUES (\(channel), \(settings.consumer), \(row.position.id), \(wireName), \(row.payload), \(Int32(clamping: attempts)), \(reason))
+            VALUES (\(channel), \(settings.consumer), \(row.position.id), \(wireName), \(row.envelope), \(Int32(clamping: attempts)), \(reason))
             RETURNING id
             """, logger: logger)
         var id: Int64 = 0

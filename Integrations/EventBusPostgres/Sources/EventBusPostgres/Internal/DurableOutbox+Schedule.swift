@@ -160,7 +160,7 @@ extension DurableOutbox {
         bindings.append(fired)
         bindings.append(refusedIDs)
         bindings.append(reasons)
-        bindings.append(envelopes.map(Self.orderingHash))
+        bindings.append(envelopes.map(RemoteBridge.orderingHash(ofEnvelope:)))
         try await connection.query(
             PostgresQuery(
                 unsafeSQL: """

@@ -39,18 +39,20 @@ extension DurableOutbox {
     /// one, else the next batch after `progress`, its handlers run in the transaction that moves
     /// the cursor; then the events are dispatched on the bus. Returns the progress and whether more
     /// may follow at once.
-    func process(_ progress: Progress, on connection: PostgresConnection, into inbox: RemoteInbox)
-        async throws -> (Progress, more: Bool)
-    {
+    func process(
+        _ progress: Progress, on connection: PostgresConnection, client: PostgresClient, into inbox: RemoteInbox
+    ) async throws -> (Progress, more: Bool) {
         if try await retryRequeued(on: connection, inbox) { return (progress, true) }
         var progress = progress
-        guard let (rows, last, claimed) = try await read(after: progress.position, on: connection) else {
+        let reader = reader(on: connection, client: client)
+        guard let (rows, claim) = try await reader.claimAndRead(after: progress.position) else {
             return (progress, false)
         }
+        let (last, claimed) = (claim.last, claim.count)
         guard let first = rows.first else {
             // Every claimed row was deleted by retention meanwhile: counted as expired, passed.
             try await transaction(on: connection) {
-                try await moveCursor(to: last, releasingClaimTo: nil, on: connection, inbox)
+                try await reader.acknowledge(last, inbox)
             }
             progress.position = last
             return (progress, claimed >= settings.batchSize)
@@ -59,7 +61,7 @@ extension DurableOutbox {
         // instance must not find it counted).
         var attempts = 1
         var storedClaim: Position?
-        let firstHeld = if case .held = inbox.storedEvent(first.payload) { true } else { false }
+        let firstHeld = if case .held = inbox.storedEvent(first.envelope) { true } else { false }
         if !firstHeld {
             (attempts, storedClaim) = try await statement { try await countAttempt(at: first.position, on: connection) }
         }
@@ -84,7 +86,7 @@ extension DurableOutbox {
             do {
                 try await transaction(on: connection) {
                     for row in single ? [first] : rows {
-                        switch inbox.storedEvent(row.payload) {
+                        switch inbox.storedEvent(row.envelope) {
                         case .held(let reason):
                             held = reason
                         case .notAnEvent:
@@ -125,9 +127,8 @@ extension DurableOutbox {
                     // (rows that retention deleted meanwhile are counted as expired).
                     end =
                         held != nil || handled.count < rows.count ? (handled.last?.position ?? progress.position) : last
-                    try await moveCursor(
-                        to: end, releasingClaimTo: held == nil ? nil : .some(progress.redeliverThrough),
-                        on: connection, inbox)
+                    try await reader.acknowledge(
+                        end, inbox, claim: held == nil ? .keep : .releaseTo(progress.redeliverThrough))
                 }
                 break
             } catch let failure as OptimisticFailure {
@@ -135,7 +136,7 @@ extension DurableOutbox {
             }
         }
         progress.position = end
-        recordHandled(end)
+        reading.recordHandled(end)
         if let through = progress.redeliverThrough, end >= through { progress.redeliverThrough = nil }
         for letter in letters {
             logger.warning("consumer \(settings.consumer) dead-lettered \(letter.wireName): \(letter.reason)")
@@ -143,17 +144,15 @@ extension DurableOutbox {
                 consumer: settings.consumer, wireName: letter.wireName, letter: letter.id, attempts: letter.attempts,
                 reason: letter.reason)
         }
-        if let held, let row = rows.dropFirst(handled.count).first, progress.heldAt != row.position {
-            progress.heldAt = row.position
-            logger.warning("consumer \(settings.consumer) holds at row \(row.position.id): \(held)")
-            inbox.held(consumer: settings.consumer, reason: "row \(row.position.id): \(held)")
+        if let held, let row = rows.dropFirst(handled.count).first {
+            reader.hold(at: row.position, held, in: &progress, inbox)
         }
         // After the COMMIT: the bus gets what the cursor passed (at most once across a crash here).
         // A group's partition is a subset of each origin's events (`subset`), as in `batch`:
         // without it, a member with transactional handlers reported the other members' events
         // as `missed` (each gap in an origin's sequence), and dropped from its bus, as
         // `olderThanWindow`, an event whose origin had moved 256 sequences on in other partitions.
-        if !handled.isEmpty { _ = await inbox.deliverAndWait(handled.map(\.payload), subset: partition != nil) }
+        if !handled.isEmpty { _ = await inbox.deliverAndWait(handled.map(\.envelope), subset: partition != nil) }
         let more = held == nil && (handled.count < rows.count || claimed >= settings.batchSize)
         return (progress, more)
     }
@@ -169,18 +168,6 @@ extension DurableOutbox {
             _ = try? await statement { try await connection.query("ROLLBACK", logger: logger).consume() }
             throw error
         }
-    }
-
-    /// The acknowledgement's fenced UPDATE inside the current transaction; reports the expired
-    /// rows it counted (they are gone whatever the transaction does).
-    func moveCursor(
-        to position: Position, releasingClaimTo release: Position??, on connection: PostgresConnection,
-        _ inbox: RemoteInbox
-    ) async throws {
-        let expired = try await statement {
-            try await acknowledgement(position, releasingClaimTo: release, on: connection)
-        }
-        if expired > 0 { inbox.expired(consumer: settings.consumer, count: Int(expired)) }
     }
 
     /// A handler that threw in a transaction without savepoints: the transaction is rolled back

@@ -23,9 +23,11 @@ struct DurableOutbox: Sendable {
     let processors: Processors
 
     /// A place in the `(xid, id)` order of the channel's rows.
-    struct Position: Comparable, Sendable {
+    struct Position: Comparable, Sendable, CustomStringConvertible {
         var xid: UInt64
         var id: Int64
+
+        var description: String { "row \(id)" }
 
         static func < (left: Position, right: Position) -> Bool {
             (left.xid, left.id) < (right.xid, right.id)
@@ -33,17 +35,12 @@ struct DurableOutbox: Sendable {
     }
 
     private struct State {
-        /// The last row this process handed to the bus and saw handled: survives reconnections, so
-        /// that a batch whose acknowledgement a dying connection lost is not read again.
-        var handled: Position?
         var schemaReady = false
-        /// The epoch of the consumer's lease this bridge holds, while it holds it: every claim and
-        /// acknowledgement is fenced by it.
-        var epoch: Int64?
-        /// The epoch of the last lease this bridge took, kept after it ends: a new one right after
-        /// it means nobody else held the consumer in between.
-        var lastEpoch: Int64?
     }
+
+    /// What the reader of this outbox's cursor remembers across reconnections (the lease held, the
+    /// last row handled): one per outbox, shared by its copies.
+    let reading = DurableReaderState<Position>()
 
     /// This bridge's id as the owner of its consumer's lease (of every partition's, in a group).
     let member: UUID
@@ -65,41 +62,10 @@ struct DurableOutbox: Sendable {
     /// The epoch of the lease held now; `leaseLost` if none (a statement must not run unfenced).
     var epoch: Int64 {
         get throws {
-            guard let epoch = state.withLockedValue({ $0.epoch }) else {
+            guard let epoch = reading.heldEpoch else {
                 throw PostgresEventBridgeError.leaseLost(consumer: settings.consumer)
             }
             return epoch
-        }
-    }
-
-    /// Records `position` as handled by this process (see `State.handled`).
-    func recordHandled(_ position: Position) {
-        state.withLockedValue { $0.handled = position }
-    }
-
-    /// Records the lease held (`nil`: none).
-    func setEpoch(_ epoch: Int64?) {
-        state.withLockedValue { $0.epoch = epoch }
-    }
-
-    /// Records that the lease of `epoch` is no longer held (`nil`: whichever is), unless a newer one
-    /// was taken meanwhile (a group member's coordinator may take a partition again while its reader
-    /// gives the old lease up).
-    func endEpoch(_ epoch: Int64?) {
-        state.withLockedValue { state in
-            if epoch == nil || state.epoch == epoch { state.epoch = nil }
-        }
-    }
-
-    /// Records the lease just taken; returns whether this bridge held the one before it (nobody
-    /// else read for the consumer in between).
-    func tookLease(_ epoch: Int64) -> Bool {
-        state.withLockedValue { state in
-            defer {
-                state.epoch = epoch
-                state.lastEpoch = epoch
-            }
-            return state.lastEpoch == epoch - 1
         }
     }
 
@@ -383,157 +349,54 @@ struct DurableOutbox: Sendable {
 
     // MARK: Receiving
 
-    /// Where a receiver reads from: after `position`; the rows up to `redeliverThrough` may have
-    /// been delivered by a previous process that did not acknowledge them.
-    struct Cursor: Sendable {
-        var position: Position
-        var redeliverThrough: Position?
-        /// Through where the rows read again are announced otherwise (a pending reset's `again`).
-        var announced: Position?
+    /// The order of rows a consumer reads and the type of its batches' rows.
+    typealias Progress = DurableProgress<Position>
+    typealias Row = DurableEvent<Position>
+
+    /// The generic reader of this outbox's cursor (``DurableReader``: the lease, standing by,
+    /// resuming, claims, redelivery, holds, expired counts), its statements on `connection` (the
+    /// listening one; `nil`: a connection of `client`'s pool each) and its lease renewed on
+    /// `client`.
+    func reader(on connection: PostgresConnection?, client: PostgresClient) -> DurableReader<PostgresDurableCursor> {
+        DurableReader(
+            cursor: PostgresDurableCursor(outbox: self, connection: connection, client: client),
+            settings: DurableReading(
+                batchSize: settings.batchSize, leaseDuration: settings.leaseDuration,
+                pollInterval: settings.pollInterval),
+            state: reading, note: { [logger] in logger.notice("\($0)") })
     }
 
-    /// Reads and delivers every batch after `cursor` (from ``start(on:_:)``), then again at each
-    /// wake-up or poll, until the task is cancelled or a statement fails (the connection is then
-    /// replaced).
-    ///
-    /// A batch, once claimed, runs to its acknowledgement even if the task is cancelled meanwhile
-    /// (a clean stop waits for it; each statement is still bounded by the statement timeout): a
-    /// stopped bridge never leaves a batch handled but unacknowledged, which its next run would
-    /// deliver again, nor claimed but unread, which it would announce as redelivered.
-    ///
-    /// First it takes the consumer's lease (standing by while another bridge holds it: see
-    /// `DurableOutbox+Lease.swift`), then reads from where the consumer's cursor is, renewing the
-    /// lease on `client` meanwhile; a stop gives the lease up once the last batch is acknowledged.
-    func receive(on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker, client: PostgresClient)
+    /// Reads the consumer's cursor into `inbox` until the task is cancelled or a statement fails
+    /// (the connection is then replaced): ``DurableReader/run(into:waker:onLease:alongside:batch:)``
+    /// with what PostgreSQL adds — a reset or removal announced when the lease is taken, the lag
+    /// gauge measured meanwhile, and transactional handlers (``batch(_:on:client:into:)``). A group
+    /// member's partitions are read by its ``GroupMember`` instead.
+    func receive(
+        on connection: PostgresConnection, into inbox: RemoteInbox, waker: DurableWaker, client: PostgresClient
+    )
         async throws
     {
         if let groupMember {
             return try await groupMember.receive(on: connection, into: inbox, waker: waker, client: client)
         }
-        let epoch: Int64
-        let continuing: Bool
-        do {
-            (epoch, continuing) = try await takeLease(on: connection, inbox, waker: waker)
-        } catch {
-            // Stopped while taking the lease: one that the statement took as it was cancelled is
-            // given up (nothing was read), not left to lapse.
-            if Task.isCancelled || error is CancellationError {
-                await Task { await releaseLease(nil, client: client) }.value
-            }
-            throw error
-        }
-        var failure: (any Error)?
-        do {
-            try await announceOperations(epoch, on: connection, inbox)
-            let cursor = try await resume(on: connection, inbox, continuing: continuing)
-            // The renewal is a task of its own, not cancelled by a stop but when the reading ends:
-            // a stop waits for the batch in progress to be acknowledged, and that batch may take
-            // longer than the lease. Cancelled with the stop (as it was), the renewal let the lease
-            // lapse meanwhile, a standby took it over and delivered the batch again (announced as
-            // `redelivered`, its transactional handlers run again), the stopping bridge's
-            // acknowledgement fenced off: a clean stop that made the next run deliver again.
-            let renewal = Task { try await renewLease(epoch, client: client) }
-            defer { renewal.cancel() }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await renewal.value }
-                group.addTask { await measureLag(inbox, client: client) }
-                group.addTask {
-                    defer { renewal.cancel() }
-                    try await deliverBatches(from: cursor, on: connection, into: inbox, waker: waker)
-                }
-                defer { group.cancelAll() }
-                try await group.next()
-            }
-        } catch {
-            failure = error
-        }
-        if Task.isCancelled || failure is CancellationError {
-            // Stopped: every batch it delivered is acknowledged (see deliverBatches); hand over.
-            await Task { await releaseLease(epoch, client: client) }.value
-            return
-        }
-        if let failure { throw failure }
+        let transactional: (@Sendable (Progress) async throws -> (Progress, more: Bool))? =
+            processors.isEmpty
+            ? nil : { @Sendable progress in try await process(progress, on: connection, client: client, into: inbox) }
+        try await reader(on: connection, client: client).run(
+            into: inbox, waker: waker,
+            onLease: { epoch in try await announceOperations(epoch, on: connection, inbox) },
+            alongside: { await measureLag(inbox, client: client) },
+            batch: transactional)
     }
 
-    /// The reading loop of ``receive(on:into:waker:client:)``, from `cursor`, until cancelled.
-    private func deliverBatches(
-        from cursor: Cursor, on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker
-    ) async throws {
-        var progress = Progress(
-            position: cursor.position, redeliverThrough: cursor.redeliverThrough, announced: cursor.announced)
-        while !Task.isCancelled {
-            while !Task.isCancelled {
-                let current = progress
-                let (next, more) = try await Task { try await batch(current, on: connection, into: inbox) }.value
-                progress = next
-                if !more { break }
-            }
-            await waker.wait(atMost: settings.pollInterval)
-        }
-    }
-
-    /// Where a receiver stands between batches.
-    struct Progress: Sendable {
-        /// The cursor: the last row acknowledged.
-        var position: Position
-        /// The end of a previous process's unacknowledged batch, while the cursor is before it.
-        var redeliverThrough: Position?
-        /// The last row announced as redelivered.
-        var announced: Position?
-        /// The row held last (reported once).
-        var heldAt: Position?
-    }
-
-    /// Claims, reads, delivers and acknowledges the next batch after `progress`; returns the
-    /// progress and whether a full batch was read (more may follow at once).
-    ///
-    /// A row this instance cannot decode (``RemoteInbox/deliverAndWait(_:)`` holds it: a newer
-    /// envelope or event version, a payload that does not decode) is never acknowledged: the cursor
-    /// moves to the row before it, the claim is released (back to what a previous process may have
-    /// delivered), the hold is reported once per row (`BridgeIssue.held`), and the row is read
-    /// again at the next wake-up or poll, nothing after it delivered meanwhile.
-    func batch(_ progress: Progress, on connection: PostgresConnection, into inbox: RemoteInbox)
+    /// The next batch after `progress`: the reader's (``DurableReader/batch(_:into:)``), or with
+    /// the consumer's transactional handlers (``process(_:on:client:into:)``). Returns the progress
+    /// and whether a full batch was read (more may follow at once).
+    func batch(_ progress: Progress, on connection: PostgresConnection, client: PostgresClient, into inbox: RemoteInbox)
         async throws -> (Progress, more: Bool)
     {
-        if !processors.isEmpty { return try await process(progress, on: connection, into: inbox) }
-        var progress = progress
-        // The batch's last row as claimed: its rows that retention deleted meanwhile are counted
-        // as expired, so the cursor moves past them too.
-        guard let (rows, last, claimed) = try await read(after: progress.position, on: connection) else {
-            return (progress, false)
-        }
-        if let through = progress.redeliverThrough {
-            let again = rows.filter { row in
-                row.position <= through && progress.announced.map { row.position > $0 } ?? true
-            }
-            if let newest = again.last {
-                inbox.redelivering(consumer: settings.consumer, count: again.count)
-                progress.announced = newest.position
-            }
-        }
-        let batch =
-            rows.isEmpty
-            ? RemoteInbox.StoredBatch(handled: 0, held: nil)
-            : await inbox.deliverAndWait(rows.map(\.payload), subset: partition != nil)
-        guard let reason = batch.held else {
-            progress.position = last
-            if let through = progress.redeliverThrough, last >= through { progress.redeliverThrough = nil }
-            state.withLockedValue { $0.handled = last }
-            try await acknowledge(last, on: connection, inbox)
-            return (progress, claimed >= settings.batchSize)
-        }
-        if batch.handled > 0 { progress.position = rows[batch.handled - 1].position }
-        if let through = progress.redeliverThrough, progress.position >= through { progress.redeliverThrough = nil }
-        let position = progress.position
-        state.withLockedValue { $0.handled = position }
-        try await acknowledge(position, on: connection, inbox, releasingClaimTo: .some(progress.redeliverThrough))
-        let held = rows[batch.handled].position
-        if progress.heldAt != held {
-            progress.heldAt = held
-            logger.warning("consumer \(settings.consumer) holds at row \(held.id): \(reason)")
-            inbox.held(consumer: settings.consumer, reason: "row \(held.id): \(reason)")
-        }
-        return (progress, false)
+        if !processors.isEmpty { return try await process(progress, on: connection, client: client, into: inbox) }
+        return try await reader(on: connection, client: client).batch(progress, into: inbox)
     }
 
     /// Creates the consumer's cursor (after the channel's last committed row) if it is new: called
@@ -558,35 +421,8 @@ struct DurableOutbox: Sendable {
         if isPartition { throw PostgresEventBridgeError.consumerNameTaken(settings.consumer) }
     }
 
-    /// Where the lease holder reads from. `continuing`: this bridge held the lease before this
-    /// one (it reconnected): from what it handled, acknowledged now if the stored cursor is behind
-    /// it, never read again, and no claim of its own announced as a redelivery. Otherwise from the
-    /// stored cursor, with the claim of a predecessor that died mid-batch.
-    func resume(on connection: PostgresConnection, _ inbox: RemoteInbox, continuing: Bool) async throws -> Cursor {
-        let stored = try await statement { try await storedCursor(on: connection) }
-        guard let (position, claimed, expired) = stored else { throw PostgresEventBridgeError.connectionClosed }
-        if continuing {
-            let handled = state.withLockedValue { $0.handled }
-            if let handled, handled > position {
-                try await acknowledge(handled, on: connection, inbox)
-                return Cursor(position: handled)
-            }
-            if expired > 0 { try await acknowledge(position, on: connection, inbox) }
-            return Cursor(position: position)
-        }
-        if expired > 0 {
-            try await acknowledge(position, on: connection, inbox)
-        }
-        let redeliverThrough = claimed.flatMap { $0 > position ? $0 : nil }
-        // A claim kept by a reset: the rows through where the consumer had acknowledged are the
-        // reset's `again`; only those after it are announced as redelivered.
-        let announced =
-            redeliverThrough == nil ? nil : try await statement { try await pendingResetFrom(on: connection) }
-        return Cursor(position: position, redeliverThrough: redeliverThrough, announced: announced)
-    }
-
     /// The consumer's stored cursor (created if new): its position, its claim, its expired count.
-    private func storedCursor(on connection: PostgresConnection) async throws -> (Position, Position?, Int64)? {
+    func storedCursor(on connection: PostgresConnection) async throws -> (Position, Position?, Int64)? {
         try await connection.query(
             """
             INSERT INTO eventbus_cursors (channel, consumer, xid, id)
@@ -614,33 +450,6 @@ struct DurableOutbox: Sendable {
         return cursor
     }
 
-    struct Row {
-        let position: Position
-        let payload: String
-    }
-
-    /// The next batch after `position` among the rows no running transaction can precede, claimed
-    /// first (so that a successor knows they may have been delivered, and retention keeps them),
-    /// then read: two statements.
-    ///
-    /// Claiming before reading is what makes retention exact: ``cleanUp(_:)`` deletes unread rows
-    /// while holding the lock of every cursor row of the channel, and never a claimed row. A claim
-    /// that commits before that lock is taken protects its rows; one that waits for the lock finds
-    /// its rows already deleted (and counted as expired from the cursor), and the read, a statement
-    /// that starts after the cleanup committed, does not return them. So no row is both delivered
-    /// and counted, and none is neither.
-    ///
-    /// Returns the rows, the batch's last row as claimed, and how many rows the claim covered; `nil`
-    /// when there is nothing to read.
-    func read(after position: Position, on connection: PostgresConnection) async throws -> (
-        rows: [Row], last: Position, claimed: Int
-    )? {
-        guard let (last, claimed) = try await statement({ try await claimBatch(after: position, on: connection) })
-        else { return nil }
-        let rows = try await statement { try await readBatch(after: position, through: last, on: connection) }
-        return (rows, last, claimed)
-    }
-
     /// The condition on an outbox row of this outbox's partition (empty for a plain consumer):
     /// numbers only.
     var partitionFilter: String {
@@ -652,9 +461,9 @@ struct DurableOutbox: Sendable {
     /// and its size. A partition's batch that is not full ends at the last row any partition may
     /// read (the horizon): the rows between are other partitions', so the cursor of a partition
     /// that gets few events still moves, and the outbox's cleanup can delete what all have passed.
-    private func claimBatch(after position: Position, on connection: PostgresConnection) async throws -> (
-        Position, Int
-    )? {
+    func claimBatch(after position: Position, limit: Int, epoch: Int64, on connection: PostgresConnection)
+        async throws -> (Position, Int)?
+    {
         let rows = try await connection.query(
             """
             WITH batch AS (
@@ -665,10 +474,10 @@ struct DurableOutbox: Sendable {
                         SELECT 1 FROM eventbus_cursors k
                         WHERE k.channel = \(channel) AND k.consumer = \(settings.consumer)
                             AND k.owner = \(member) AND k.lease_epoch = \(epoch))
-                ORDER BY xid, id LIMIT \(settings.batchSize)),
+                ORDER BY xid, id LIMIT \(limit)),
             horizon AS (
                 SELECT xid, id FROM eventbus_outbox
-                WHERE \(partition != nil) AND (SELECT count(*) FROM batch) < \(settings.batchSize)
+                WHERE \(partition != nil) AND (SELECT count(*) FROM batch) < \(limit)
                     AND channel = \(channel) AND (xid, id) > (\(String(position.xid))::xid8, \(position.id))
                     AND xid < pg_snapshot_xmin(pg_current_snapshot())
                     AND EXISTS (
@@ -698,7 +507,7 @@ struct DurableOutbox: Sendable {
     /// one there (the claim saw every one below the oldest running transaction). The text column
     /// has a name of its own: named `xid`, it was what `ORDER BY xid` sorted, as text, so a batch
     /// crossing a power of ten of transaction ids (999 to 1000) was delivered out of order.
-    private func readBatch(after position: Position, through last: Position, on connection: PostgresConnection)
+    func readBatch(after position: Position, through last: Position, limit: Int, on connection: PostgresConnection)
         async throws -> [Row]
     {
         // The text of `xid` is named `xid_text`: named `xid`, it is what `ORDER BY xid` sorts (an
@@ -709,57 +518,43 @@ struct DurableOutbox: Sendable {
             SELECT o.id, o.xid::text AS xid_text, o.payload FROM eventbus_outbox o
             WHERE o.channel = \(channel) AND (o.xid, o.id) > (\(String(position.xid))::xid8, \(position.id))
                 AND (o.xid, o.id) <= (\(String(last.xid))::xid8, \(last.id)) \(unescaped: partitionFilter)
-            ORDER BY o.xid, o.id LIMIT \(settings.batchSize)
+            ORDER BY o.xid, o.id LIMIT \(limit)
             """, logger: logger)
         var batch: [Row] = []
-        batch.reserveCapacity(settings.batchSize)
+        batch.reserveCapacity(limit)
         for try await (id, xid, payload) in rows.decode((Int64, String, String).self) {
-            batch.append(Row(position: Position(xid: UInt64(xid) ?? 0, id: id), payload: payload))
+            batch.append(Row(position: Position(xid: UInt64(xid) ?? 0, id: id), envelope: payload))
         }
         return batch
     }
 
-    /// Moves the cursor to `position` (its claim too, if not beyond), and reports the rows that
-    /// retention deleted before this consumer read them, counted since the last acknowledgement.
-    ///
-    /// `releasingClaimTo`: used when a row after `position` is held (not decodable here). The
-    /// claim then goes back to what it must still cover: `redeliverThrough` (the end of a previous
-    /// process's unacknowledged batch, if beyond `position`), or nothing. Rows after `position` that
-    /// this process did not deliver are no longer claimed, so a successor does not announce them as
-    /// redelivered, and retention treats them as any unread row.
-    private func acknowledge(
-        _ position: Position, on connection: PostgresConnection, _ inbox: RemoteInbox,
-        releasingClaimTo redeliverThrough: Position?? = nil
-    ) async throws {
-        let expired = try await statement {
-            try await acknowledgement(position, releasingClaimTo: redeliverThrough, on: connection)
-        }
-        if expired > 0 { inbox.expired(consumer: settings.consumer, count: Int(expired)) }
-    }
-
-    /// The UPDATE of ``acknowledge(_:on:_:releasingClaimTo:)``; returns the expired count it reset.
+    /// Moves the cursor to `position`, fenced by the lease of `epoch`, its claim as `update` says
+    /// (``DurableCursor/acknowledge(_:claim:epoch:)``); returns the expired count it reset (the
+    /// rows retention deleted before this consumer read them, counted since the last
+    /// acknowledgement). Throws `leaseLost` when the lease is another's.
     func acknowledgement(
-        _ position: Position, releasingClaimTo release: Position??, on connection: PostgresConnection
-    ) async throws -> Int64 {
+        _ position: Position, claim update: DurableClaimUpdate<Position>, epoch: Int64,
+        on connection: PostgresConnection
+    ) async throws -> Int {
         // Numbers only (UInt64, Int64): written into the statement; an xid8 is cast from text.
         let at = "('\(position.xid)'::xid8, \(position.id))"
         let claim: String
-        switch release {
-        case .none:
+        switch update {
+        case .keep:
             claim = """
                 claimed_xid = CASE WHEN (c.claimed_xid, c.claimed_id) > \(at) THEN c.claimed_xid END,
                 claimed_id = CASE WHEN (c.claimed_xid, c.claimed_id) > \(at) THEN c.claimed_id END
                 """
-        case .some(.some(let kept)) where kept > position:
+        case .releaseTo(.some(let kept)) where kept > position:
             claim = "claimed_xid = '\(kept.xid)'::xid8, claimed_id = \(kept.id)"
-        case .some:
+        case .releaseTo:
             claim = "claimed_xid = NULL, claimed_id = NULL"
         }
         var bindings = PostgresBindings(capacity: 4)
         bindings.append(channel)
         bindings.append(settings.consumer)
         bindings.append(member)
-        bindings.append(try epoch)
+        bindings.append(epoch)
         let rows = try await connection.query(
             PostgresQuery(
                 unsafeSQL: """
@@ -776,7 +571,7 @@ struct DurableOutbox: Sendable {
         for try await value in rows.decode(Int64.self) { expired = value }
         // No row: another member took the lease over; this one must not move the cursor.
         guard let expired else { throw PostgresEventBridgeError.leaseLost(consumer: settings.consumer) }
-        return expired
+        return Int(expired)
     }
 
     // MARK: Cleanup
@@ -868,44 +663,5 @@ struct DurableOutbox: Sendable {
             if deleted < Self.cleanupBatch { break }
         }
         return total
-    }
-}
-
-/// Wakes a durable receiver: a NOTIFY, or its poll interval, whichever comes first. A wake-up
-/// with nobody waiting is kept for the next wait (one at most).
-final class Waker: Sendable {
-    private let state = NIOLockedValueBox<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
-
-    /// Ends the current wait, or the next one.
-    func wake() {
-        let waiter = state.withLockedValue { state in
-            defer { state = (state.waiter == nil, nil) }
-            return state.waiter
-        }
-        waiter?.resume()
-    }
-
-    /// Returns at the next wake-up, after `limit`, or when the task is cancelled.
-    func wait(atMost limit: Duration) async {
-        let timer = Task { [weak self] in
-            try await Task.sleep(for: limit)
-            self?.wake()
-        }
-        defer { timer.cancel() }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLockedValue { state in
-                    if state.pending {
-                        state.pending = false
-                        return true
-                    }
-                    state.waiter = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            wake()
-        }
     }
 }

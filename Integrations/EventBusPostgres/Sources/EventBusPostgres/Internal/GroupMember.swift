@@ -123,7 +123,9 @@ final class GroupMember: Sendable {
     /// Coordinates and reads until cancelled (then gives every partition up and leaves) or until a
     /// statement of the reader fails (the connection is then replaced; the leases stay this
     /// member's and are taken again, as continuing, on the next connection).
-    func receive(on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker, client: PostgresClient)
+    func receive(
+        on connection: PostgresConnection, into inbox: RemoteInbox, waker: DurableWaker, client: PostgresClient
+    )
         async throws
     {
         forgetLeases()
@@ -163,13 +165,15 @@ final class GroupMember: Sendable {
             defer { state = State() }
             return Array(state.held.keys)
         }
-        for index in held { partitions[index].setEpoch(nil) }
+        for index in held { partitions[index].reading.setEpoch(nil) }
     }
 
     /// The reader: between batches, gives up the partitions marked, resumes those newly taken,
     /// then reads up to ``batchesPerTurn`` batches of each held partition; waits for a wake-up or
     /// the poll interval when none had more.
-    private func read(on connection: PostgresConnection, into inbox: RemoteInbox, waker: Waker, client: PostgresClient)
+    private func read(
+        on connection: PostgresConnection, into inbox: RemoteInbox, waker: DurableWaker, client: PostgresClient
+    )
         async throws
     {
         // The partitions read, each with the epoch of the lease it was resumed under: a lease lost
@@ -181,18 +185,15 @@ final class GroupMember: Sendable {
             for index in releasing { await giveUp(index, client: client, active: &active) }
             for (index, lease) in held where active[index] == nil && !releasing.contains(index) {
                 try await partitions[index].announceOperations(lease.epoch, on: connection, inbox)
-                let cursor = try await partitions[index].resume(on: connection, inbox, continuing: lease.continuing)
-                active[index] = (
-                    lease.epoch,
-                    DurableOutbox.Progress(
-                        position: cursor.position, redeliverThrough: cursor.redeliverThrough,
-                        announced: cursor.announced)
-                )
+                let progress = try await partitions[index].reader(on: connection, client: client).resume(
+                    inbox, continuing: lease.continuing)
+                active[index] = (lease.epoch, progress)
             }
             var more = false
             for index in active.keys.sorted() {
                 guard let (epoch, progress) = active[index] else { continue }
-                let (next, hasMore) = try await readTurn(of: index, from: progress, on: connection, into: inbox)
+                let (next, hasMore) = try await readTurn(
+                    of: index, from: progress, on: connection, client: client, into: inbox)
                 active[index] = next.map { (epoch, $0) }
                 more = more || hasMore
                 if Task.isCancelled { break }
@@ -206,14 +207,16 @@ final class GroupMember: Sendable {
     /// the task is cancelled meanwhile (``DurableOutbox/receive(on:into:waker:client:)``).
     private func readTurn(
         of index: Int, from progress: DurableOutbox.Progress, on connection: PostgresConnection,
-        into inbox: RemoteInbox
+        client: PostgresClient, into inbox: RemoteInbox
     ) async throws -> (DurableOutbox.Progress?, more: Bool) {
         var progress = progress
         let outbox = partitions[index]
         for _ in 0..<Self.batchesPerTurn {
             let current = progress
             do {
-                let (next, more) = try await Task { try await outbox.batch(current, on: connection, into: inbox) }.value
+                let (next, more) = try await Task {
+                    try await outbox.batch(current, on: connection, client: client, into: inbox)
+                }.value
                 progress = next
                 if !more || Task.isCancelled { return (progress, false) }
             } catch PostgresEventBridgeError.leaseLost {
@@ -234,7 +237,7 @@ final class GroupMember: Sendable {
             state.releasing.remove(index)
             return state.held.removeValue(forKey: index)
         }
-        if let lease { await partitions[index].releaseLease(lease.epoch, client: client) }
+        if let lease { await partitions[index].reader(on: nil, client: client).releaseLease(lease.epoch) }
     }
 
     /// Forgets partition `index`'s lease (lost to another member).
@@ -243,7 +246,7 @@ final class GroupMember: Sendable {
             state.held[index] = nil
             state.releasing.remove(index)
         }
-        partitions[index].setEpoch(nil)
+        partitions[index].reading.setEpoch(nil)
     }
 
     // MARK: Coordinating
@@ -251,7 +254,7 @@ final class GroupMember: Sendable {
     /// The coordinator: a turn at once, then every third of the lease, until cancelled; a turn that
     /// fails or takes more than a third of the lease is logged and tried again at the next (its
     /// leases lapse if it keeps failing: the reader's acknowledgements then fail, fenced).
-    private func coordinate(_ client: PostgresClient, _ inbox: RemoteInbox, _ waker: Waker) async throws {
+    private func coordinate(_ client: PostgresClient, _ inbox: RemoteInbox, _ waker: DurableWaker) async throws {
         while true {
             do {
                 try await base.statement(timeout: base.settings.leaseDuration / 3) {
@@ -268,7 +271,7 @@ final class GroupMember: Sendable {
     }
 
     /// One turn: the member's heartbeat, the renewal of its leases, then its share evened out.
-    private func turn(on connection: PostgresConnection, _ inbox: RemoteInbox, _ waker: Waker) async throws {
+    private func turn(on connection: PostgresConnection, _ inbox: RemoteInbox, _ waker: DurableWaker) async throws {
         let (members, cursors) = try await heartbeat(on: connection)
         // A partition removed while the group runs (its cursor deleted) is made again here, after
         // the last committed row, and taken below; its holder announces `consumerRemoved`
@@ -290,7 +293,7 @@ final class GroupMember: Sendable {
             let taken = try await take(wanted, excluding: Array(held.keys), on: connection)
             if !taken.isEmpty {
                 let leases = taken.map { index, epoch in
-                    (index, Lease(epoch: epoch, continuing: partitions[index].tookLease(epoch)))
+                    (index, Lease(epoch: epoch, continuing: partitions[index].reading.tookLease(epoch)))
                 }
                 state.withLockedValue { state in
                     for (index, lease) in leases { state.held[index] = lease }
@@ -387,7 +390,7 @@ final class GroupMember: Sendable {
             defer { state = State() }
             return state.held
         }
-        for index in held.keys { partitions[index].setEpoch(nil) }
+        for index in held.keys { partitions[index].reading.setEpoch(nil) }
         let entries = held.sorted { $0.key < $1.key }
         do {
             try await base.statement { [self] in

@@ -138,7 +138,7 @@ struct PostgresTransport: RemoteTransport {
                 // the cursor exists before the bridge says it listens.
                 try await outbox?.start(on: connection)
                 onListening()
-                let waker = Waker()
+                let waker = DurableWaker()
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await self.heartbeat(connection, inbox) }
                     if let outbox {

@@ -34,7 +34,8 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
     /// A reader of `cursor`; `state` is kept by the transport across reconnections.
     public init(
         cursor: Cursor, settings: DurableReading = DurableReading(),
-        state: DurableReaderState<Position> = DurableReaderState(), note: @escaping @Sendable (String) -> Void = { _ in }
+        state: DurableReaderState<Position> = DurableReaderState(),
+        note: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.cursor = cursor
         self.settings = settings
@@ -278,7 +279,8 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
     ) {
         guard let through = progress.redeliverThrough else { return }
         let announced = progress.announced
-        let again = events.filter { event in event.position <= through && announced.map { event.position > $0 } ?? true }
+        let again = events.filter { event in event.position <= through && announced.map { event.position > $0 } ?? true
+        }
         if let newest = again.last {
             inbox.redelivering(consumer: consumer, count: again.count)
             progress.announced = newest.position

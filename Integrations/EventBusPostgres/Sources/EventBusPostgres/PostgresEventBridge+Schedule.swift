@@ -34,7 +34,9 @@ extension PostgresEventBridge {
         public var description: String { uuid.uuidString }
     }
 
-    /// What ``PostgresEventBridge/cancel(_:)`` found: whether it won against the firer.
+    /// What ``PostgresEventBridge/cancel(_:)`` found: whether it won against the firer
+    /// (`ScheduledEventCancellation`, shared by every durable store; `.unknown` also when the event
+    /// was fired or cancelled longer ago than ``Scheduling/retention``).
     ///
     /// ```swift
     /// switch try await cluster.cancel(reminder) {
@@ -43,21 +45,7 @@ extension PostgresEventBridge {
     /// default: break
     /// }
     /// ```
-    public enum Cancellation: Sendable, Equatable {
-        /// The event was pending and is now cancelled: it is never fired or delivered.
-        case cancelled
-        /// A firer won: the event was moved into the outbox (its transaction committed), and is
-        /// delivered to every consumer as any durable event.
-        case alreadyFired
-        /// An earlier cancel won.
-        case alreadyCancelled
-        /// The firer refused the row (its MAC did not verify under the firer's key, or its envelope
-        /// would be too large): it never fired. `reason` says why.
-        case refused(reason: String)
-        /// No such event on this channel: never scheduled here, or fired or cancelled longer ago
-        /// than ``Scheduling/retention``.
-        case unknown
-    }
+    public typealias Cancellation = ScheduledEventCancellation
 
     /// Schedules `event` to be published `delay` from now by the database's clock: a row in
     /// `eventbus_schedule` that a running durable bridge of the channel fires into the outbox
@@ -148,10 +136,9 @@ extension PostgresEventBridge {
     /// }
     /// ```
     public func cancel(_ scheduled: ScheduledEventID) async throws -> Cancellation {
-        guard let outbox = transport.outbox else { throw PostgresEventBridgeError.schedulingNeedsDurableDelivery }
+        guard let scheduler = scheduler() else { throw PostgresEventBridgeError.schedulingNeedsDurableDelivery }
         do {
-            try await outbox.ensureSchema(transport.client)
-            return try await transport.client.withConnection { try await outbox.cancel(scheduled.uuid, on: $0) }
+            return try await scheduler.cancel(scheduled.uuid)
         } catch {
             throw PostgresEventBridgeError.describing(error)
         }
@@ -169,60 +156,46 @@ extension PostgresEventBridge {
     /// ```
     @discardableResult
     public func fireScheduledEvents(lookingAhead: Duration = .zero) async throws -> Int {
-        guard let outbox = transport.outbox else { return 0 }
-        let batchSize = max(1, outbox.settings.scheduling.batchSize)
-        var total = 0
-        while true {
-            let taken: Int
-            do {
-                taken = try await outbox.fire(
-                    transport.client, batchSize: batchSize, offset: lookingAhead, seal: sealer(outbox))
-            } catch {
-                throw PostgresEventBridgeError.describing(error)
-            }
-            total += taken
-            if taken < batchSize { return total }
+        guard let scheduler = scheduler() else { return 0 }
+        do {
+            return try await scheduler.fireDue(
+                lookingAhead: lookingAhead, batchSize: scheduler.store.base.settings.scheduling.batchSize)
+        } catch {
+            throw PostgresEventBridgeError.describing(error)
         }
     }
 
     // MARK: Internal
 
-    /// The firer's seal: the row's pending event as this bridge's envelope (a refusal is reported
-    /// by `RemoteBridge.seal(_:binding:)`).
-    func sealer(_ outbox: DurableOutbox) -> @Sendable (DurableOutbox.DueRow) throws -> String {
-        { [remote, channel = outbox.channel] row in
-            try remote.seal(row.pending, binding: DurableOutbox.binding(channel: channel, id: row.id))
-        }
+    /// The scheduler of this bridge's channel (``DurableScheduler``: encoding, sealing, the firing
+    /// loop) over the outbox's schedule table; `nil` at most once.
+    func scheduler() -> DurableScheduler<PostgresDurableStore>? {
+        guard let outbox = transport.outbox else { return nil }
+        return DurableScheduler(
+            store: PostgresDurableStore(outbox: outbox, client: transport.client), bridge: remote, channel: channel)
     }
 
     /// Fires due events every poll interval (at once again after a full batch) until cancelled;
     /// failures are logged and retried at the next interval.
-    func fireUntilCancelled(_ outbox: DurableOutbox) async {
-        let settings = outbox.settings.scheduling
-        let batchSize = max(1, settings.batchSize)
-        while !Task.isCancelled {
-            // Passes start a poll interval apart (not a poll interval after the last one ended), so
-            // that an event is fired at most a poll interval plus one pass after it is due.
-            let started = ContinuousClock.now
-            var taken = 0
-            do {
-                taken = try await outbox.fire(
-                    transport.client, batchSize: batchSize, offset: settings.clockOffset, seal: sealer(outbox))
-            } catch {
-                if Task.isCancelled { break }
-                logger.warning(
-                    "firing the scheduled events of \(channel) failed: \(PostgresEventBridgeError.describing(error))")
-            }
-            if taken < batchSize { try? await Task.sleep(until: started + settings.pollInterval, clock: .continuous) }
+    func fireUntilCancelled() async {
+        guard let scheduler = scheduler() else { return }
+        let settings = scheduler.store.base.settings.scheduling
+        await scheduler.fireUntilCancelled(
+            every: settings.pollInterval, lookingAhead: settings.clockOffset, batchSize: settings.batchSize
+        ) { [logger, channel] error in
+            logger.warning(
+                "firing the scheduled events of \(channel) failed: \(PostgresEventBridgeError.describing(error))")
         }
     }
 
     private func schedule<E: Event & Codable>(
-        _ event: E, due: DurableOutbox.Due, in connection: PostgresConnection?
+        _ event: E, due: DurableDue, in connection: PostgresConnection?
     ) async throws -> ScheduledEventID {
-        guard let outbox = transport.outbox else { throw PostgresEventBridgeError.schedulingNeedsDurableDelivery }
+        guard let outbox = transport.outbox, let scheduler = scheduler() else {
+            throw PostgresEventBridgeError.schedulingNeedsDurableDelivery
+        }
         let id = UUID()
-        let pending = try remote.pendingEvent(for: event, binding: DurableOutbox.binding(channel: channel, id: id))
+        let pending = try scheduler.pendingEvent(for: event, id: id)
         let query = outbox.scheduleQuery(id: id, due: due, pending: pending)
         do {
             try await outbox.ensureSchema(transport.client)

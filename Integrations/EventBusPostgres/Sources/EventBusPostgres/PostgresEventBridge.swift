@@ -327,14 +327,14 @@ public final class PostgresEventBridge: Service, Sendable {
         guard let outbox = transport.outbox, outbox.settings.scheduling.firesEvents else {
             return try await cancelWhenGracefulShutdown { try await self.remote.run() }
         }
-        try await cancelWhenGracefulShutdown { try await self.receiveAndFire(outbox) }
+        try await cancelWhenGracefulShutdown { try await self.receiveAndFire() }
     }
 
     /// Durable: receives and fires the scheduled events beside it, until the receiving ends.
-    private func receiveAndFire(_ outbox: DurableOutbox) async throws {
+    private func receiveAndFire() async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await self.remote.run() }
-            group.addTask { await self.fireUntilCancelled(outbox) }
+            group.addTask { await self.fireUntilCancelled() }
             defer { group.cancelAll() }
             try await group.next()
         }

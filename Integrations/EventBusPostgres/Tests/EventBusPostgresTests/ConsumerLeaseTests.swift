@@ -74,6 +74,25 @@ extension PostgresBridgeTests {
         }
 
         @Test(
+            "a bridge stopped right after it started (0 to 9 ms) leaves no lease behind: the next bridge of the consumer takes it at once, never standing by"
+        )
+        func stopRightAfterStartLeavesNoLease() async throws {
+            let channel = PostgresBridgeTests.uniqueChannel()
+            var standingBy: [Int] = []
+            for round in 0..<10 {
+                let first = try await Self.member("shared", channel: channel)
+                try await Task.sleep(for: .milliseconds(round))
+                await first.stop()
+                let next = try await Self.member("shared", channel: channel)
+                try await Task.sleep(for: .milliseconds(600))  // a left lease lasts 3 s: standing by at once
+                if next.issues.events.contains(where: Self.isStandingBy) { standingBy.append(round) }
+                await next.stop()
+            }
+            #expect(standingBy.isEmpty, "rounds whose next bridge stood by: \(standingBy)")
+            print("bridge: 10 bridges stopped 0 to 9 ms after their start; the next stood by in \(standingBy.count)")
+        }
+
+        @Test(
             "kill -9 of the lease holder (a ClusterPeer process) mid-batch: the standby takes over within 5 s, its unacknowledged batch redelivered and announced, nothing lost"
         )
         func killedHolderTakenOver() async throws {

@@ -16,27 +16,8 @@ import PostgresNIO
 /// after ``PostgresEventBridge/Scheduling/retention``. Nothing per pending row is kept in memory:
 /// a pass reads at most a batch.
 extension DurableOutbox {
-    /// A due row, locked by the firing transaction.
-    struct DueRow: Sendable {
-        let id: UUID
-        let pending: RemoteBridge.PendingEvent
-    }
-
-    /// What the MAC of a scheduled event binds its fields to: its channel and its id.
-    static func binding(channel: String, id: UUID) -> String {
-        "schedule:\(channel):\(id.uuidString)"
-    }
-
-    /// When a scheduled event is due.
-    enum Due: Sendable {
-        /// This long after the INSERT, by the database's clock.
-        case after(Duration)
-        /// At this time (compared with the database's clock).
-        case at(Date)
-    }
-
     /// The INSERT of a scheduled event.
-    func scheduleQuery(id: UUID, due: Due, pending: RemoteBridge.PendingEvent) -> PostgresQuery {
+    func scheduleQuery(id: UUID, due: DurableDue, pending: RemoteBridge.PendingEvent) -> PostgresQuery {
         let dueSQL: PostgresQuery
         switch due {
         case .after(let delay):
@@ -59,7 +40,7 @@ extension DurableOutbox {
     /// Marks the scheduled event `id` cancelled unless it fired, was cancelled or refused first, on
     /// `connection`; says which. The UPDATE waits for a firer that holds the row (its transaction
     /// decides); a second statement, which sees that transaction's outcome, tells the others apart.
-    func cancel(_ id: UUID, on connection: PostgresConnection) async throws -> PostgresEventBridge.Cancellation {
+    func cancel(_ id: UUID, on connection: PostgresConnection) async throws -> ScheduledEventCancellation {
         for _ in 0..<10 {
             let cancelled = try await connection.query(
                 """
@@ -95,7 +76,7 @@ extension DurableOutbox {
     /// (its transaction then commits or rolls back on the server, either way once).
     func fire(
         _ client: PostgresClient, batchSize: Int, offset: Duration,
-        seal: @escaping @Sendable (DueRow) throws -> String
+        seal: @escaping @Sendable (DurableDueEvent) throws -> String
     ) async throws -> Int {
         try await ensureSchema(client)
         return try await statement {
@@ -119,7 +100,7 @@ extension DurableOutbox {
     /// for 100,000 pending rows, against 0.02 ms).
     private func firePass(
         on connection: PostgresConnection, batchSize: Int, offset: Duration,
-        seal: @Sendable (DueRow) throws -> String
+        seal: @Sendable (DurableDueEvent) throws -> String
     ) async throws -> Int {
         let milliseconds = Double(offset / .milliseconds(1))
         let rows = try await connection.query(
@@ -130,12 +111,12 @@ extension DurableOutbox {
             ORDER BY due_at, id LIMIT \(batchSize)
             FOR UPDATE SKIP LOCKED
             """, logger: logger)
-        var due: [DueRow] = []
+        var due: [DurableDueEvent] = []
         for try await (id, wireName, keyJSON, contextJSON, payload, mac) in rows.decode(
             (UUID, String, String?, String?, String, String?).self)
         {
             due.append(
-                DueRow(
+                DurableDueEvent(
                     id: id,
                     pending: RemoteBridge.PendingEvent(
                         wireName: wireName, keyJSON: keyJSON, contextJSON: contextJSON, payload: payload, mac: mac)))

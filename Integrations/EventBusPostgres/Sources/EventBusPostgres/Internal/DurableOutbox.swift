@@ -421,12 +421,14 @@ struct DurableOutbox: Sendable {
         if isPartition { throw PostgresEventBridgeError.consumerNameTaken(settings.consumer) }
     }
 
-    /// The consumer's stored cursor (created if new): its position, its claim, its expired count.
+    /// The consumer's stored cursor (created if new, a partition's with its group's columns): its
+    /// position, its claim, its expired count.
     func storedCursor(on connection: PostgresConnection) async throws -> (Position, Position?, Int64)? {
         try await connection.query(
             """
-            INSERT INTO eventbus_cursors (channel, consumer, xid, id)
-            SELECT \(channel), \(settings.consumer), coalesce(t.xid, '0'::xid8), coalesce(t.id, 0)
+            INSERT INTO eventbus_cursors (channel, consumer, xid, id, group_name, partition, partitions)
+            SELECT \(channel), \(settings.consumer), coalesce(t.xid, '0'::xid8), coalesce(t.id, 0),
+                \(partition?.group), \(partition.map { Int32($0.index) }), \(partition.map { Int32($0.count) })
             FROM (SELECT 1) AS one LEFT JOIN LATERAL (
                 SELECT xid, id FROM eventbus_outbox
                 WHERE channel = \(channel) AND xid < pg_snapshot_xmin(pg_current_snapshot())

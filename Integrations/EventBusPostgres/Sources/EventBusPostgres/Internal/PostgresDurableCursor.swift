@@ -24,6 +24,7 @@ struct PostgresDurableCursor: DurableCursor {
     /// The cursor (made after the channel's last committed row if new), with a pending reset's
     /// `again` bound when it kept a claim.
     func open() async throws -> DurableCursorState<DurableOutbox.Position> {
+        try await outbox.ensureSchema(client)
         let stored = try await onConnection { connection in
             try await outbox.statement { try await outbox.storedCursor(on: connection) }
         }

@@ -143,7 +143,12 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
         var reported = false
         while true {
             try Task.checkCancellation()
-            if let epoch = try await cursor.takeLease(for: settings.leaseDuration) {
+            // Not cancelled with the task: a store call abandoned on cancellation may still take
+            // the lease after the stop gave it up (a stop right after a start then left its lease
+            // to lapse, and the next bridge of the consumer stood by). Finished, a lease taken is
+            // held, and the stop gives it up.
+            let duration = settings.leaseDuration
+            if let epoch = try await Task(operation: { [cursor] in try await cursor.takeLease(for: duration) }).value {
                 return DurableLease(epoch: epoch, continuing: state.tookLease(epoch))
             }
             if !reported {

@@ -103,6 +103,8 @@ let package = Package(
             dependencies: [
                 "EventBusPostgres",
                 "ClusterSupport",
+                // The checks every durable store passes (PostgresDurableStore's, in StoreConformanceTests).
+                .product(name: "DurableStoreConformance", package: "EventBusRemote"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,0 +1,27 @@
+import DurableStoreConformance
+import EventBusRemote
+import Testing
+
+@Suite("InMemoryDurableStore passes the DurableStore conformance suite (the same checks as PostgreSQL's store)")
+struct DurableStoreConformanceTests {
+    @Test("conformance check", arguments: DurableStoreConformance<InMemoryDurableStore>.checks)
+    func check(_ name: String) async throws {
+        try await DurableStoreConformance { InMemoryDurableStore() }.run(name)
+    }
+
+    @Test("an unknown check fails with a ConformanceFailure naming it")
+    func unknownCheck() async throws {
+        let failure = await #expect(throws: ConformanceFailure.self) {
+            try await DurableStoreConformance { InMemoryDurableStore() }.run("noSuchCheck")
+        }
+        #expect(failure?.check == "noSuchCheck")
+        #expect(failure?.description.contains("DurableStoreConformance.swift:") == true, "\(failure as Any)")
+    }
+
+    @Test("every check has a summary")
+    func summaries() {
+        for check in DurableStoreConformance<InMemoryDurableStore>.checks {
+            #expect(DurableStoreConformance<InMemoryDurableStore>.summary(of: check) != nil, "\(check)")
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import EventBus
+import EventBusRemote
+import Foundation
+import Testing
+
+/// An event keyed by its room: a group's partitions split by it.
+private struct RoomMessage: Event, Codable, Equatable {
+    let room: String
+    let n: Int
+    var eventType: String { room }
+}
+
+/// A bridge over a DurableTransport on `store` for `consumer`: its bus, what it received and
+/// reported, and its receiving task (started and stopped by the test).
+private final class DurableNode: Sendable {
+    let bus = EventBus()
+    let bridge: RemoteBridge
+    let pings: Recorded<Ping>
+    let rooms: Recorded<RoomMessage>
+    let issues: Recorded<BridgeIssue>
+    let statuses: Recorded<BridgeStatus>
+    private let running = Collected<Task<Void, any Error>>()
+
+    static let reading = DurableReading(batchSize: 5, leaseDuration: .seconds(1), pollInterval: .milliseconds(200))
+
+    init(_ store: InMemoryDurableStore, consumer: DurableConsumerID, key: Data? = nil) {
+        var settings = RemoteBridge.Configuration()
+        settings.authenticationKey = key
+        bridge = RemoteBridge(
+            bus: bus, transport: DurableTransport(store: store, consumer: consumer, reading: Self.reading),
+            configuration: settings)
+        bridge.register(Ping.self, as: "test.ping.v1")
+        bridge.register(RoomMessage.self, as: "test.room.v1")
+        pings = Recorded(Ping.self, on: bus)
+        rooms = Recorded(RoomMessage.self, on: bus)
+        issues = Recorded(BridgeIssue.self, on: bus)
+        statuses = Recorded(BridgeStatus.self, on: bus)
+    }
+
+    convenience init(_ store: InMemoryDurableStore, consumer: String, key: Data? = nil) {
+        self.init(store, consumer: DurableConsumerID(consumer), key: key)
+    }
+
+    deinit {
+        for task in running.values { task.cancel() }
+    }
+
+    /// Runs the bridge; waits until it listens.
+    func start() async {
+        let before = statuses.events.count(where: Self.isListening)
+        let bridge = self.bridge
+        running.append(Task { try await bridge.run() })
+        #expect(await statuses.wait { $0.count(where: Self.isListening) > before }, "did not start listening")
+    }
+
+    /// Stops the bridge; waits (10 s at most) until its run returned.
+    func stop() async {
+        guard let task = running.values.last else { return }
+        task.cancel()
+        let ended = Collected<Bool>()
+        Task {
+            _ = await task.result
+            ended.append(true)
+        }
+        #expect(await statuses.wait { _ in !ended.values.isEmpty }, "did not stop")
+    }
+
+    static func isListening(_ status: BridgeStatus) -> Bool {
+        if case .listening = status { true } else { false }
+    }
+
+    /// The counts of the issues of one kind.
+    func count(_ kind: (BridgeIssue) -> Int?) -> Int {
+        issues.events.compactMap(kind).reduce(0, +)
+    }
+}
+
+/// Values appended from any thread.
+private final class Collected<Value: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: `stored` is only read or written while `lock` is held.
+    private let lock = NSLock()
+    private var stored: [Value] = []
+
+    var values: [Value] { lock.withLock { stored } }
+
+    func append(_ value: Value) {
+        lock.withLock { stored.append(value) }
+    }
+}
+
+@Suite("DurableTransport: durable bridges in one process over an InMemoryDurableStore")
+struct DurableTransportTests {
+    @Test("a group's two partitions, a bridge each: each gets only its partition's rooms, together every event once, in order per room")
+    func partitions() async throws {
+        let store = InMemoryDurableStore()
+        let shop = DurableNode(store, consumer: "shop")
+        let members = (0..<2).map { DurableNode(store, consumer: DurableConsumerID(group: "chat", partition: $0, of: 2)) }
+        for member in members { await member.start() }
+        let rooms = (0..<6).map { "room-\($0)" }
+        for n in 1...60 { try await shop.bridge.publish(RoomMessage(room: rooms[n % 6], n: n)) }
+        #expect(await members[0].rooms.wait { _ in members.map(\.rooms.events.count).reduce(0, +) >= 60 })
+        try await Task.sleep(for: .milliseconds(100))  // room for a second delivery
+        for (index, member) in members.enumerated() {
+            let partition = DurablePartition(group: "chat", index: index, count: 2)
+            for message in member.rooms.events {
+                let hash = RemoteBridge.orderingHash(ofEnvelope: #"{"v":3,"o":"\#(UUID().uuidString)","s":1,"n":"x","k":"\#(message.room)"}"#)
+                #expect(partition.contains(hash: hash), "partition \(index) got \(message.room)")
+            }
+            for room in rooms {
+                let numbers = member.rooms.events.filter { $0.room == room }.map(\.n)
+                #expect(numbers == numbers.sorted(), "\(room) out of order at partition \(index)")
+            }
+            #expect(member.count { if case .missed(_, let count, _) = $0 { Int(count) } else { nil } } == 0, "no false gap")
+        }
+        let all = members.flatMap(\.rooms.events).map(\.n)
+        #expect(all.sorted() == Array(1...60), "every event once across the partitions")
+        for member in members { await member.stop() }
+    }
+
+    @Test("a holder that dies mid-batch (its lease lapses): the standby takes over, its batch redelivered and announced")
+    func lapsedHolder() async throws {
+        let store = InMemoryDurableStore()
+        let shop = DurableNode(store, consumer: "shop")
+        // The dead holder: it opened the consumer, took a short lease and claimed a batch.
+        let dead = store.cursor(DurableConsumerID("mailer"), owner: UUID())
+        let start = try await dead.open()
+        let epoch = try #require(try await dead.takeLease(for: .milliseconds(300)))
+        for n in 1...8 { try await shop.bridge.publish(Ping(from: "shop", n: n)) }
+        let claim = try #require(try await dead.claim(after: start.position, limit: 3, epoch: epoch))
+        #expect(claim.count == 3)
+        let standby = DurableNode(store, consumer: "mailer")
+        await standby.start()
+        #expect(await standby.pings.wait { $0.count >= 8 })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(standby.pings.events.map(\.n) == Array(1...8))
+        #expect(standby.issues.events.contains { if case .standingBy("mailer") = $0 { true } else { false } })
+        #expect(standby.count { if case .redelivered("mailer", let count) = $0 { count } else { nil } } == 3)
+        await standby.stop()
+    }
+
+    @Test("retention while a consumer is stopped: it gets the events kept and reports the others as expired, once")
+    func expiredWhileStopped() async throws {
+        let store = InMemoryDurableStore()
+        let shop = DurableNode(store, consumer: "shop")
+        let mailer = DurableNode(store, consumer: "mailer")
+        await mailer.start()
+        try await shop.bridge.publish(Ping(from: "shop", n: 1))
+        #expect(await mailer.pings.wait { $0.count == 1 })
+        await mailer.stop()
+        for n in 2...11 { try await shop.bridge.publish(Ping(from: "shop", n: n)) }
+        #expect(try await store.cleanUp(DurableRetention(count: 3)) == 8)  // 1, passed; 2...8, expired
+        await mailer.start()
+        #expect(await mailer.pings.wait { $0.count == 4 })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(mailer.pings.events.map(\.n) == [1, 9, 10, 11])
+        #expect(mailer.count { if case .expired("mailer", let count) = $0 { count } else { nil } } == 7)
+        await mailer.stop()
+    }
+
+    @Test("with a shared key: signed envelopes round-trip through the store; a bridge with another key holds nothing, refuses them")
+    func sharedKey() async throws {
+        let store = InMemoryDurableStore()
+        let shop = DurableNode(store, consumer: "shop", key: key(1))
+        let mailer = DurableNode(store, consumer: "mailer", key: key(1))
+        let stranger = DurableNode(store, consumer: "stranger", key: key(2))
+        await mailer.start()
+        await stranger.start()
+        for n in 1...3 { try await shop.bridge.publish(Ping(from: "shop", n: n)) }
+        #expect(await mailer.pings.wait { $0.count == 3 })
+        #expect(await stranger.issues.wait { $0.count(where: { if case .unauthenticated = $0 { true } else { false } }) == 3 })
+        #expect(stranger.pings.events.isEmpty)
+        await mailer.stop()
+        await stranger.stop()
+    }
+}

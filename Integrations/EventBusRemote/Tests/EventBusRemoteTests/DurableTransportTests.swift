@@ -172,4 +172,22 @@ struct DurableTransportTests {
         await mailer.stop()
         await stranger.stop()
     }
+
+    @Test("the README's durable quick start is ReadmeDurableQuickStart.swift verbatim, and mails orders 1 and 2")
+    func readmeQuickStart() async throws {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        let readme = try String(contentsOf: directory.appending(path: "../../README.md"), encoding: .utf8)
+        let example = try String(
+            contentsOf: directory.appending(path: "ReadmeDurableQuickStart.swift"), encoding: .utf8)
+        let section = try #require(readme.range(of: "## Durable delivery in one process"))
+        let start = try #require(readme.range(of: "```swift\n", range: section.upperBound..<readme.endIndex))
+        let end = try #require(readme.range(of: "```\n", range: start.upperBound..<readme.endIndex))
+        #expect(String(readme[start.upperBound..<end.lowerBound]) == example)
+        let result = Collected<[Int]>()
+        let running = Task { result.append(try await durableQuickStart()) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while result.values.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        running.cancel()
+        #expect(result.values == [[1, 2]])
+    }
 }

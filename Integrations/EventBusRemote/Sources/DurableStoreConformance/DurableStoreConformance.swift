@@ -107,13 +107,17 @@ public struct DurableStoreConformance<Store: DurableStore>: Sendable {
                 "appended events read back in order after the cursor's creation point (not the events before it)"
             case .claimLimitAndCount: "a claim takes at most its limit, says how many, and the read returns them"
             case .claimOnlyMovesForward: "a claim's end only moves forward"
-            case .claimFencedByEpoch: "claims and acknowledgements with a wrong epoch or owner throw leaseLost, moving nothing"
-            case .leaseExclusive: "a lease is one owner's; retaken (own, or released) with the next epoch; renewals fenced"
+            case .claimFencedByEpoch:
+                "claims and acknowledgements with a wrong epoch or owner throw leaseLost, moving nothing"
+            case .leaseExclusive:
+                "a lease is one owner's; retaken (own, or released) with the next epoch; renewals fenced"
             case .leaseLapse: "a lapsed lease is taken by another owner with the next epoch; the old one is fenced off"
             case .acknowledgeMovesCursor: "an acknowledgement moves the cursor and drops the claim it reaches"
             case .acknowledgeReleasesClaim: "an acknowledgement with releaseTo sets the claim back, or drops it"
-            case .claimSurvivesTakeover: "an unacknowledged claim is seen by the next owner, which reads the batch again"
-            case .cleanUpWhatAllPassed: "cleanUp deletes what every cursor passed, nothing else, nothing without cursors"
+            case .claimSurvivesTakeover:
+                "an unacknowledged claim is seen by the next owner, which reads the batch again"
+            case .cleanUpWhatAllPassed:
+                "cleanUp deletes what every cursor passed, nothing else, nothing without cursors"
             case .retentionByCount:
                 "retention by count deletes all but the newest, counted as expired per cursor, reported once"
             case .retentionByAge: "retention by age deletes what is older, counted as expired; the larger bound wins"

@@ -374,9 +374,13 @@ struct StoreChecks<Store: DurableStore> {
         try await store.append(appended)
         let readZero = try await claimAndRead(zero, after: startZero.position, epoch: epochZero)
         let readOne = try await claimAndRead(one, after: startOne.position, epoch: epochOne)
-        try expect(readZero.claim.count == 3 && readOne.claim.count == 3, "claimed \(readZero.claim.count), \(readOne.claim.count)")
-        try expect(readZero.events.map(\.envelope) == [appended[0], appended[3], appended[4]], "partition 0 read others'")
-        try expect(readOne.events.map(\.envelope) == [appended[1], appended[2], appended[5]], "partition 1 read others'")
+        try expect(
+            readZero.claim.count == 3 && readOne.claim.count == 3,
+            "claimed \(readZero.claim.count), \(readOne.claim.count)")
+        try expect(
+            readZero.events.map(\.envelope) == [appended[0], appended[3], appended[4]], "partition 0 read others'")
+        try expect(
+            readOne.events.map(\.envelope) == [appended[1], appended[2], appended[5]], "partition 1 read others'")
         try expect(readZero.claim.last == readOne.claim.last, "both batches end at the horizon, the last event")
     }
 

@@ -90,11 +90,15 @@ private final class Collected<Value: Sendable>: @unchecked Sendable {
 
 @Suite("DurableTransport: durable bridges in one process over an InMemoryDurableStore")
 struct DurableTransportTests {
-    @Test("a group's two partitions, a bridge each: each gets only its partition's rooms, together every event once, in order per room")
+    @Test(
+        "a group's two partitions, a bridge each: each gets only its partition's rooms, together every event once, in order per room"
+    )
     func partitions() async throws {
         let store = InMemoryDurableStore()
         let shop = DurableNode(store, consumer: "shop")
-        let members = (0..<2).map { DurableNode(store, consumer: DurableConsumerID(group: "chat", partition: $0, of: 2)) }
+        let members = (0..<2).map {
+            DurableNode(store, consumer: DurableConsumerID(group: "chat", partition: $0, of: 2))
+        }
         for member in members { await member.start() }
         let rooms = (0..<6).map { "room-\($0)" }
         for n in 1...60 { try await shop.bridge.publish(RoomMessage(room: rooms[n % 6], n: n)) }
@@ -103,21 +107,24 @@ struct DurableTransportTests {
         for (index, member) in members.enumerated() {
             let partition = DurablePartition(group: "chat", index: index, count: 2)
             for message in member.rooms.events {
-                let hash = RemoteBridge.orderingHash(ofEnvelope: #"{"v":3,"o":"\#(UUID().uuidString)","s":1,"n":"x","k":"\#(message.room)"}"#)
+                let hash = RemoteBridge.orderingHash(
+                    ofEnvelope: #"{"v":3,"o":"\#(UUID().uuidString)","s":1,"n":"x","k":"\#(message.room)"}"#)
                 #expect(partition.contains(hash: hash), "partition \(index) got \(message.room)")
             }
             for room in rooms {
                 let numbers = member.rooms.events.filter { $0.room == room }.map(\.n)
                 #expect(numbers == numbers.sorted(), "\(room) out of order at partition \(index)")
             }
-            #expect(member.count { if case .missed(_, let count, _) = $0 { Int(count) } else { nil } } == 0, "no false gap")
+            #expect(
+                member.count { if case .missed(_, let count, _) = $0 { Int(count) } else { nil } } == 0, "no false gap")
         }
         let all = members.flatMap(\.rooms.events).map(\.n)
         #expect(all.sorted() == Array(1...60), "every event once across the partitions")
         for member in members { await member.stop() }
     }
 
-    @Test("a holder that dies mid-batch (its lease lapses): the standby takes over, its batch redelivered and announced")
+    @Test(
+        "a holder that dies mid-batch (its lease lapses): the standby takes over, its batch redelivered and announced")
     func lapsedHolder() async throws {
         let store = InMemoryDurableStore()
         let shop = DurableNode(store, consumer: "shop")
@@ -157,7 +164,9 @@ struct DurableTransportTests {
         await mailer.stop()
     }
 
-    @Test("with a shared key: signed envelopes round-trip through the store; a bridge with another key holds nothing, refuses them")
+    @Test(
+        "with a shared key: signed envelopes round-trip through the store; a bridge with another key holds nothing, refuses them"
+    )
     func sharedKey() async throws {
         let store = InMemoryDurableStore()
         let shop = DurableNode(store, consumer: "shop", key: key(1))
@@ -167,7 +176,10 @@ struct DurableTransportTests {
         await stranger.start()
         for n in 1...3 { try await shop.bridge.publish(Ping(from: "shop", n: n)) }
         #expect(await mailer.pings.wait { $0.count == 3 })
-        #expect(await stranger.issues.wait { $0.count(where: { if case .unauthenticated = $0 { true } else { false } }) == 3 })
+        #expect(
+            await stranger.issues.wait {
+                $0.count(where: { if case .unauthenticated = $0 { true } else { false } }) == 3
+            })
         #expect(stranger.pings.events.isEmpty)
         await mailer.stop()
         await stranger.stop()

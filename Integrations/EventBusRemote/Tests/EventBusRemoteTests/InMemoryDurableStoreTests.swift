@@ -83,7 +83,10 @@ struct InMemoryDurableStoreTests {
         _ = try await a.open()
         _ = try await b.open()
         try await store.append((1...10).map { "e\($0)" })
-        let (epochA, epochB) = (try #require(try await a.takeLease(for: .seconds(30))), try #require(try await b.takeLease(for: .seconds(30))))
+        let (epochA, epochB) = (
+            try #require(try await a.takeLease(for: .seconds(30))),
+            try #require(try await b.takeLease(for: .seconds(30)))
+        )
         _ = try await a.acknowledge(2, claim: .keep, epoch: epochA)
         _ = try await a.claim(after: 2, limit: 3, epoch: epochA)  // (2, 5]
         _ = try await b.acknowledge(4, claim: .keep, epoch: epochB)

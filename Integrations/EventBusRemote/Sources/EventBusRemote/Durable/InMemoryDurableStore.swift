@@ -111,7 +111,8 @@ public final class InMemoryDurableStore: WakingDurableStore {
             state.events.reserveCapacity(state.events.count + envelopes.count)
             for (envelope, hash) in zip(envelopes, hashes) {
                 state.lastPosition += 1
-                state.events.append(Stored(position: state.lastPosition, envelope: envelope, hash: hash, appendedAt: now))
+                state.events.append(
+                    Stored(position: state.lastPosition, envelope: envelope, hash: hash, appendedAt: now))
             }
             return Array(state.wakers.values)
         }

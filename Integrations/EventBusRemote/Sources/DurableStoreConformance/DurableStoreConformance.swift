@@ -12,7 +12,7 @@ public import EventBusRemote
 /// counted as expired per cursor, never a claimed batch), partitions (their own events, the
 /// horizon, their own expired counts), and bridges over ``DurableTransport`` (a consumer stopped
 /// and run again gets exactly what it missed; a second bridge of a consumer stands by, then takes
-/// over without redelivery). Each takes a second or two at most (leases of 300 ms where one must
+/// over without redelivery). Each takes a second or two at most (leases of 300 to 400 ms where one must
 /// lapse).
 ///
 /// A library with no test framework: a store's test target runs each check as a test of its own.

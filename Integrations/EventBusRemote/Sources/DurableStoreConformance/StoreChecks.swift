@@ -181,9 +181,9 @@ struct StoreChecks<Store: DurableStore> {
     mutating func leaseLapse() async throws {
         let (holder, start) = try await opened(DurableConsumerID("shared"), owner: UUID())
         let (other, _) = try await opened(DurableConsumerID("shared"), owner: UUID())
-        let first = try await leased(holder, for: .milliseconds(300))
-        try expect(try await other.takeLease(for: .milliseconds(300)) == nil, "another owner took a held lease")
-        try await Task.sleep(for: .milliseconds(450))
+        let first = try await leased(holder, for: .milliseconds(400))
+        try expect(try await other.takeLease(for: .milliseconds(400)) == nil, "another owner took a held lease")
+        try await Task.sleep(for: .milliseconds(600))
         let second = try require(try await other.takeLease(for: Self.long), "a lapsed lease was not free")
         try expect(second == first + 1, "a lapsed lease was taken with epoch \(second), not \(first + 1)")
         try expect(try await !holder.renewLease(first, for: Self.long), "the lapsed owner renewed a taken lease")
@@ -319,14 +319,14 @@ struct StoreChecks<Store: DurableStore> {
     mutating func retentionByAge() async throws {
         let (a, _) = try await opened("a")
         try await store.append(envelopes.next(3))
-        try await Task.sleep(for: .milliseconds(500))
+        try await Task.sleep(for: .milliseconds(700))
         try await store.append(envelopes.next(2))
-        let deleted = try await store.cleanUp(DurableRetention(age: .milliseconds(250)))
-        try expect(deleted == 3, "retention of 250 ms deleted \(deleted) (3 are 500 ms old, 2 new)")
+        let deleted = try await store.cleanUp(DurableRetention(age: .milliseconds(350)))
+        try expect(deleted == 3, "retention of 350 ms deleted \(deleted) (3 are 700 ms old, 2 new)")
         try await expectExpired(a, 3, "a")
         try expect(try await store.cleanUp(DurableRetention(age: .seconds(60))) == 0, "a long age deleted events")
         try expect(
-            try await store.cleanUp(DurableRetention(count: 5, age: .milliseconds(250))) == 0,
+            try await store.cleanUp(DurableRetention(count: 5, age: .milliseconds(350))) == 0,
             "neither bound allows a deletion, yet one happened")
         try expect(
             try await store.cleanUp(DurableRetention(count: 1, age: .seconds(60))) == 1,

@@ -23,13 +23,16 @@ private final class DurableNode: Sendable {
 
     static let reading = DurableReading(batchSize: 5, leaseDuration: .seconds(1), pollInterval: .milliseconds(200))
 
-    init(_ store: InMemoryDurableStore, consumer: DurableConsumerID, key: Data? = nil) {
+    init(
+        _ store: InMemoryDurableStore, consumer: DurableConsumerID, key: Data? = nil,
+        registering: (RemoteBridge) -> Void = { $0.register(Ping.self, as: "test.ping.v1") }
+    ) {
         var settings = RemoteBridge.Configuration()
         settings.authenticationKey = key
         bridge = RemoteBridge(
             bus: bus, transport: DurableTransport(store: store, consumer: consumer, reading: Self.reading),
             configuration: settings)
-        bridge.register(Ping.self, as: "test.ping.v1")
+        registering(bridge)
         bridge.register(RoomMessage.self, as: "test.room.v1")
         pings = Recorded(Ping.self, on: bus)
         rooms = Recorded(RoomMessage.self, on: bus)
@@ -37,8 +40,11 @@ private final class DurableNode: Sendable {
         statuses = Recorded(BridgeStatus.self, on: bus)
     }
 
-    convenience init(_ store: InMemoryDurableStore, consumer: String, key: Data? = nil) {
-        self.init(store, consumer: DurableConsumerID(consumer), key: key)
+    convenience init(
+        _ store: InMemoryDurableStore, consumer: String, key: Data? = nil,
+        registering: (RemoteBridge) -> Void = { $0.register(Ping.self, as: "test.ping.v1") }
+    ) {
+        self.init(store, consumer: DurableConsumerID(consumer), key: key, registering: registering)
     }
 
     deinit {
@@ -73,6 +79,12 @@ private final class DurableNode: Sendable {
     func count(_ kind: (BridgeIssue) -> Int?) -> Int {
         issues.events.compactMap(kind).reduce(0, +)
     }
+}
+
+/// Ping's shape as version 1 of "test.ping" (the same members: an upcaster reads it as Ping).
+private struct PingV1: Codable {
+    let from: String
+    let n: Int
 }
 
 /// Values appended from any thread.
@@ -201,5 +213,35 @@ struct DurableTransportTests {
         while result.values.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         running.cancel()
         #expect(result.values == [[1, 2]])
+    }
+
+    @Test(
+        "an event version the consumer does not read: it holds there (reported once), nothing after it delivered; an upgraded bridge of the consumer delivers it and the rest"
+    )
+    func heldUntilUpgraded() async throws {
+        let store = InMemoryDurableStore()
+        let old = DurableNode(store, consumer: "old-shop") { $0.register(Ping.self, as: "test.ping") }
+        let new = DurableNode(store, consumer: "new-shop") { $0.register(Ping.self, as: "test.ping", version: 2) }
+        let mailer = DurableNode(store, consumer: "mailer") { $0.register(Ping.self, as: "test.ping") }
+        await mailer.start()
+        try await old.bridge.publish(Ping(from: "old", n: 1))
+        try await new.bridge.publish(Ping(from: "new", n: 2))
+        try await old.bridge.publish(Ping(from: "old", n: 3))
+        #expect(await mailer.issues.wait { $0.contains { if case .held("mailer", _) = $0 { true } else { false } } })
+        try await Task.sleep(for: .milliseconds(500))  // two polls: the hold is not reported again
+        #expect(mailer.pings.events.map(\.n) == [1])
+        #expect(mailer.issues.events.count { if case .held = $0 { true } else { false } } == 1)
+        await mailer.stop()
+        let upgraded = DurableNode(store, consumer: "mailer") { bridge in
+            bridge.register(
+                Ping.self, as: "test.ping", version: 2,
+                upcasting: [.from(PingV1.self, version: 1, upcast: { Ping(from: $0.from, n: $0.n) })])
+        }
+        await upgraded.start()
+        #expect(await upgraded.pings.wait { $0.count == 2 })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(upgraded.pings.events.map(\.n) == [2, 3])
+        #expect(!upgraded.issues.events.contains { if case .redelivered = $0 { true } else { false } })
+        await upgraded.stop()
     }
 }

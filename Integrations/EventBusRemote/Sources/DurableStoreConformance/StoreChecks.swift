@@ -36,15 +36,21 @@ struct StoreChecks<Store: DurableStore> {
             line: line)
     }
 
-    /// Every event after `position` through the last one a new claim sees, read by `cursor`
-    /// (whose lease `epoch` is).
+    /// Claims after `position` and reads the claimed events, with `cursor` (whose lease `epoch`
+    /// is). A store may make an appended event readable a little later (PostgreSQL: once no
+    /// transaction that began before its append still runs), so the claim is tried again, for 5 s
+    /// at most, until it holds `count` events (by default: until it holds anything, the horizon).
     func claimAndRead(
-        _ cursor: Store.Cursor, after position: Position, limit: Int = 100, epoch: Int64,
+        _ cursor: Store.Cursor, after position: Position, limit: Int = 100, epoch: Int64, expecting count: Int = 0,
         file: StaticString = #fileID, line: UInt = #line
     ) async throws -> (claim: DurableClaim<Position>, events: [DurableEvent<Position>]) {
-        let claim = try require(
-            try await cursor.claim(after: position, limit: limit, epoch: epoch),
-            "\(cursor.id) claimed nothing after \(position)", file: file, line: line)
+        let deadline = ContinuousClock.now + .seconds(5)
+        var found = try await cursor.claim(after: position, limit: limit, epoch: epoch)
+        while found.map({ $0.count < count }) ?? true, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+            found = try await cursor.claim(after: position, limit: limit, epoch: epoch)
+        }
+        let claim = try require(found, "\(cursor.id) claimed nothing after \(position)", file: file, line: line)
         let events = try await cursor.read(after: position, through: claim.last, limit: limit)
         return (claim, events)
     }
@@ -66,7 +72,7 @@ struct StoreChecks<Store: DurableStore> {
         let firstEpoch = try await leased(first)
         let early = envelopes.next(3)
         try await store.append(early)
-        let all = try await claimAndRead(first, after: empty.position, epoch: firstEpoch)
+        let all = try await claimAndRead(first, after: empty.position, epoch: firstEpoch, expecting: 3)
         try expect(all.events.map(\.envelope) == early, "read \(all.events.map(\.envelope)), appended \(early)")
         // A cursor opened after events exist starts after them.
         let (late, start) = try await opened("late")
@@ -77,7 +83,7 @@ struct StoreChecks<Store: DurableStore> {
         let later = envelopes.next(4)
         try await store.append(Array(later[0..<2]))
         try await store.append(Array(later[2...]))
-        let (claim, events) = try await claimAndRead(late, after: start.position, epoch: epoch)
+        let (claim, events) = try await claimAndRead(late, after: start.position, epoch: epoch, expecting: 4)
         try expect(claim.count == 4, "claimed \(claim.count) of the 4 events after the cursor")
         try expect(events.map(\.envelope) == later, "read \(events.map(\.envelope)), appended \(later)")
         try expect(
@@ -97,7 +103,7 @@ struct StoreChecks<Store: DurableStore> {
         let epoch = try await leased(cursor)
         let appended = envelopes.next(5)
         try await store.append(appended)
-        let first = try await claimAndRead(cursor, after: start.position, limit: 2, epoch: epoch)
+        let first = try await claimAndRead(cursor, after: start.position, limit: 2, epoch: epoch, expecting: 2)
         try expect(first.claim.count == 2, "a claim of limit 2 holds \(first.claim.count)")
         try expect(first.events.map(\.envelope) == Array(appended[0..<2]), "read \(first.events.map(\.envelope))")
         _ = try await cursor.acknowledge(first.claim.last, claim: .keep, epoch: epoch)
@@ -116,7 +122,7 @@ struct StoreChecks<Store: DurableStore> {
         let (cursor, start) = try await opened("reader")
         let epoch = try await leased(cursor)
         try await store.append(envelopes.next(3))
-        let whole = try await claimAndRead(cursor, after: start.position, limit: 10, epoch: epoch)
+        let whole = try await claimAndRead(cursor, after: start.position, limit: 10, epoch: epoch, expecting: 3)
         let part = try await claimAndRead(cursor, after: start.position, limit: 1, epoch: epoch)
         try expect(part.claim.last < whole.claim.last, "a claim of 1 ended at \(part.claim.last)")
         let state = try await cursor.open()
@@ -140,7 +146,7 @@ struct StoreChecks<Store: DurableStore> {
         }
         var state = try await cursor.open()
         try expect(state.claimed == nil, "a fenced claim claimed through \(state.claimed as Any)")
-        let (claim, _) = try await claimAndRead(cursor, after: start.position, epoch: epoch)
+        let (claim, _) = try await claimAndRead(cursor, after: start.position, epoch: epoch, expecting: 2)
         try await expectLeaseLost(other, "an acknowledgement by another owner with the holder's epoch") {
             try await other.acknowledge(claim.last, claim: .keep, epoch: epoch)
         }
@@ -195,7 +201,7 @@ struct StoreChecks<Store: DurableStore> {
         try await expectLeaseLost(holder, "an acknowledgement by the owner whose lease was taken") {
             try await holder.acknowledge(start.position, claim: .keep, epoch: first)
         }
-        let (claim, _) = try await claimAndRead(other, after: start.position, epoch: second)
+        let (claim, _) = try await claimAndRead(other, after: start.position, epoch: second, expecting: 1)
         try expect(claim.count == 1, "the new owner claimed \(claim.count)")
     }
 
@@ -205,7 +211,7 @@ struct StoreChecks<Store: DurableStore> {
         let (cursor, start) = try await opened("reader")
         let epoch = try await leased(cursor)
         try await store.append(envelopes.next(3))
-        let (claim, events) = try await claimAndRead(cursor, after: start.position, epoch: epoch)
+        let (claim, events) = try await claimAndRead(cursor, after: start.position, epoch: epoch, expecting: 3)
         var state = try await cursor.open()
         try expect(state.claimed == claim.last, "open() shows the claim as \(state.claimed as Any)")
         try expect(events.count == 3, "read \(events.count) of 3")
@@ -225,7 +231,7 @@ struct StoreChecks<Store: DurableStore> {
         let (cursor, start) = try await opened("reader")
         let epoch = try await leased(cursor)
         try await store.append(envelopes.next(4))
-        let (_, events) = try await claimAndRead(cursor, after: start.position, epoch: epoch)
+        let (_, events) = try await claimAndRead(cursor, after: start.position, epoch: epoch, expecting: 4)
         try expect(events.count == 4, "read \(events.count) of 4")
         let at = events.map(\.position)
         _ = try await cursor.acknowledge(at[0], claim: .releaseTo(at[2]), epoch: epoch)
@@ -245,7 +251,7 @@ struct StoreChecks<Store: DurableStore> {
         let first = try await leased(holder, for: .milliseconds(300))
         let appended = envelopes.next(3)
         try await store.append(appended)
-        let (claim, _) = try await claimAndRead(holder, after: start.position, epoch: first)
+        let (claim, _) = try await claimAndRead(holder, after: start.position, epoch: first, expecting: 3)
         // The holder dies here, its batch delivered perhaps, not acknowledged.
         let (successor, found) = try await opened(DurableConsumerID("shared"), owner: UUID())
         try expect(found.position == start.position, "the successor found the cursor at \(found.position)")
@@ -269,9 +275,9 @@ struct StoreChecks<Store: DurableStore> {
         let before = try await store.cleanUp(DurableRetention())
         try expect(before == 2, "deleted \(before), not the 2 events before both cursors")
         try expect(try await store.cleanUp(DurableRetention()) == 0, "cleanUp deleted events no cursor passed")
-        let readA = try await claimAndRead(a, after: startA.position, epoch: epochA)
+        let readA = try await claimAndRead(a, after: startA.position, epoch: epochA, expecting: 4)
         _ = try await a.acknowledge(readA.claim.last, claim: .keep, epoch: epochA)
-        let readB = try await claimAndRead(b, after: startB.position, limit: 2, epoch: epochB)
+        let readB = try await claimAndRead(b, after: startB.position, limit: 2, epoch: epochB, expecting: 2)
         _ = try await b.acknowledge(readB.claim.last, claim: .keep, epoch: epochB)
         let deleted = try await store.cleanUp(DurableRetention())
         try expect(deleted == 2, "deleted \(deleted), not the 2 events both cursors passed")
@@ -292,7 +298,7 @@ struct StoreChecks<Store: DurableStore> {
         let epochA = try await leased(a)
         let appended = envelopes.next(10)
         try await store.append(appended)
-        let readA = try await claimAndRead(a, after: start.position, limit: 4, epoch: epochA)
+        let readA = try await claimAndRead(a, after: start.position, limit: 4, epoch: epochA, expecting: 4)
         _ = try await a.acknowledge(readA.claim.last, claim: .keep, epoch: epochA)
         let deleted = try await store.cleanUp(DurableRetention(count: 3))
         try expect(deleted == 7, "retention of 3 of 10 deleted \(deleted)")
@@ -340,8 +346,7 @@ struct StoreChecks<Store: DurableStore> {
         let epochA = try await leased(a)
         let appended = envelopes.next(6)
         try await store.append(appended)
-        let claim = try require(
-            try await a.claim(after: start.position, limit: 3, epoch: epochA), "a claimed nothing")
+        let claim = try await claimAndRead(a, after: start.position, limit: 3, epoch: epochA, expecting: 3).claim
         let deleted = try await store.cleanUp(DurableRetention(count: 0))
         try expect(deleted == 3, "retention of 0 deleted \(deleted), not the 3 unclaimed")
         let state = try await a.open()
@@ -372,8 +377,8 @@ struct StoreChecks<Store: DurableStore> {
             envelopes.next(key: keys.0), envelopes.next(key: keys.0), envelopes.next(key: keys.1),
         ]
         try await store.append(appended)
-        let readZero = try await claimAndRead(zero, after: startZero.position, epoch: epochZero)
-        let readOne = try await claimAndRead(one, after: startOne.position, epoch: epochOne)
+        let readZero = try await claimAndRead(zero, after: startZero.position, epoch: epochZero, expecting: 3)
+        let readOne = try await claimAndRead(one, after: startOne.position, epoch: epochOne, expecting: 3)
         try expect(
             readZero.claim.count == 3 && readOne.claim.count == 3,
             "claimed \(readZero.claim.count), \(readOne.claim.count)")
@@ -394,7 +399,8 @@ struct StoreChecks<Store: DurableStore> {
             envelopes.next(key: keys.1), envelopes.next(key: keys.1),
         ]
         try await store.append(appended)
-        let at = try await claimAndRead(all, after: startAll.position, epoch: epochAll).events.map(\.position)
+        let at = try await claimAndRead(all, after: startAll.position, epoch: epochAll, expecting: 5).events.map(
+            \.position)
         try expect(at.count == 5, "a plain cursor read \(at.count) of 5")
         let full = try await claimAndRead(zero, after: start.position, limit: 1, epoch: epoch)
         try expect(full.claim.count == 1 && full.claim.last == at[0], "a full batch of 1 ends at its event")
@@ -422,7 +428,7 @@ struct StoreChecks<Store: DurableStore> {
         ])
         // Partition 1 reads its first event (the second): only its event after that one expires.
         let epochOne = try await leased(one)
-        let first = try await claimAndRead(one, after: startOne.position, limit: 1, epoch: epochOne)
+        let first = try await claimAndRead(one, after: startOne.position, limit: 1, epoch: epochOne, expecting: 1)
         try expect(first.claim.count == 1 && first.events.count == 1, "partition 1 read \(first.events.count) of 1")
         _ = try await one.acknowledge(first.claim.last, claim: .keep, epoch: epochOne)
         try expect(try await store.cleanUp(DurableRetention(count: 0)) == 6, "retention of 0 kept events")
@@ -431,8 +437,7 @@ struct StoreChecks<Store: DurableStore> {
         // Partition 0's claim over partition 1's events (its horizon) keeps them.
         let epoch = try await leased(zero)
         try await store.append([envelopes.next(key: keys.1), envelopes.next(key: keys.1)])
-        let claim = try require(
-            try await zero.claim(after: start.position, limit: 10, epoch: epoch), "partition 0 claimed nothing")
+        let claim = try await claimAndRead(zero, after: start.position, limit: 10, epoch: epoch).claim
         try expect(claim.count == 0, "partition 0 claimed \(claim.count) of its 0 events")
         try expect(try await store.cleanUp(DurableRetention(count: 0)) == 0, "retention deleted claimed events")
         try expect(try await zero.acknowledge(claim.last, claim: .keep, epoch: epoch) == 4, "partition 0 not told")

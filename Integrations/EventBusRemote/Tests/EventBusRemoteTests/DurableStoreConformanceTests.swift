@@ -9,6 +9,13 @@ struct DurableStoreConformanceTests {
         try await DurableStoreConformance { InMemoryDurableStore() }.run(name)
     }
 
+    @Test(
+        "conformance check, the store's wake-ups hidden (a store of other processes: its readers poll)",
+        arguments: DurableStoreConformance<FaultyStore>.checks)
+    func checkPolling(_ name: String) async throws {
+        try await DurableStoreConformance { FaultyStore() }.run(name)
+    }
+
     @Test("an unknown check fails with a ConformanceFailure naming it")
     func unknownCheck() async throws {
         let failure = await #expect(throws: ConformanceFailure.self) {

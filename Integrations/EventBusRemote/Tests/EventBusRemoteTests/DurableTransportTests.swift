@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// An event keyed by its room: a group's partitions split by it.
-private struct RoomMessage: Event, Codable, Equatable {
+struct RoomMessage: Event, Codable, Equatable {
     let room: String
     let n: Int
     var eventType: String { room }
@@ -12,7 +12,7 @@ private struct RoomMessage: Event, Codable, Equatable {
 
 /// A bridge over a DurableTransport on `store` for `consumer`: its bus, what it received and
 /// reported, and its receiving task (started and stopped by the test).
-private final class DurableNode: Sendable {
+final class DurableNode: Sendable {
     let bus = EventBus()
     let bridge: RemoteBridge
     let pings: Recorded<Ping>
@@ -23,8 +23,8 @@ private final class DurableNode: Sendable {
 
     static let reading = DurableReading(batchSize: 5, leaseDuration: .seconds(1), pollInterval: .milliseconds(200))
 
-    init(
-        _ store: InMemoryDurableStore, consumer: DurableConsumerID, key: Data? = nil,
+    init<Store: DurableStore>(
+        _ store: Store, consumer: DurableConsumerID, key: Data? = nil,
         registering: (RemoteBridge) -> Void = { $0.register(Ping.self, as: "test.ping.v1") }
     ) {
         var settings = RemoteBridge.Configuration()
@@ -40,8 +40,8 @@ private final class DurableNode: Sendable {
         statuses = Recorded(BridgeStatus.self, on: bus)
     }
 
-    convenience init(
-        _ store: InMemoryDurableStore, consumer: String, key: Data? = nil,
+    convenience init<Store: DurableStore>(
+        _ store: Store, consumer: String, key: Data? = nil,
         registering: (RemoteBridge) -> Void = { $0.register(Ping.self, as: "test.ping.v1") }
     ) {
         self.init(store, consumer: DurableConsumerID(consumer), key: key, registering: registering)

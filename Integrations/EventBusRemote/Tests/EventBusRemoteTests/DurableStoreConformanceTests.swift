@@ -16,6 +16,12 @@ struct DurableStoreConformanceTests {
         try await DurableStoreConformance { FaultyStore() }.run(name)
     }
 
+    @Test(
+        "schedule conformance check", arguments: DurableScheduleStoreConformance<InMemoryDurableStore>.checks)
+    func scheduleCheck(_ name: String) async throws {
+        try await DurableScheduleStoreConformance { InMemoryDurableStore() }.run(name)
+    }
+
     @Test("an unknown check fails with a ConformanceFailure naming it")
     func unknownCheck() async throws {
         let failure = await #expect(throws: ConformanceFailure.self) {
@@ -29,6 +35,9 @@ struct DurableStoreConformanceTests {
     func summaries() {
         for check in DurableStoreConformance<InMemoryDurableStore>.checks {
             #expect(DurableStoreConformance<InMemoryDurableStore>.summary(of: check) != nil, "\(check)")
+        }
+        for check in DurableScheduleStoreConformance<InMemoryDurableStore>.checks {
+            #expect(DurableScheduleStoreConformance<InMemoryDurableStore>.summary(of: check) != nil, "\(check)")
         }
     }
 }

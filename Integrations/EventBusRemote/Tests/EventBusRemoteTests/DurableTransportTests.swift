@@ -244,4 +244,27 @@ struct DurableTransportTests {
         #expect(!upgraded.issues.events.contains { if case .redelivered = $0 { true } else { false } })
         await upgraded.stop()
     }
+
+    @Test(
+        "scheduled events through DurableScheduler on the store: delivered once when due, not before; a cancelled one never"
+    )
+    func scheduled() async throws {
+        let store = InMemoryDurableStore()
+        let shop = DurableNode(store, consumer: "shop", key: key(3))
+        let mailer = DurableNode(store, consumer: "mailer", key: key(3))
+        await mailer.start()
+        let scheduler = DurableScheduler(store: store, bridge: shop.bridge, channel: "durable")
+        let firer = Task { await scheduler.fireUntilCancelled(every: .milliseconds(20)) }
+        defer { firer.cancel() }
+        let scheduledAt = ContinuousClock.now
+        _ = try await scheduler.publish(Ping(from: "shop", n: 1), after: .milliseconds(300))
+        let dropped = try await scheduler.publish(Ping(from: "shop", n: 2), after: .milliseconds(300))
+        #expect(try await scheduler.cancel(dropped) == .cancelled)
+        #expect(await mailer.pings.wait { $0.count == 1 })
+        #expect(ContinuousClock.now - scheduledAt >= .milliseconds(300), "delivered before it was due")
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(mailer.pings.events == [Ping(from: "shop", n: 1)])
+        #expect(mailer.issues.events.isEmpty, "\(mailer.issues.events)")
+        await mailer.stop()
+    }
 }

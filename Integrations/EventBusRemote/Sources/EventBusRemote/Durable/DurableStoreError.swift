@@ -1,3 +1,5 @@
+public import Foundation
+
 /// Why an operation of ``InMemoryDurableStore`` (or its cursor) failed.
 ///
 /// Thrown on the calling task; nothing was changed by the operation that threw.
@@ -15,11 +17,17 @@ public enum DurableStoreError: Error, Equatable, Sendable, CustomStringConvertib
     /// The claim or acknowledgement moved nothing.
     case leaseLost(consumer: String)
 
+    /// A scheduled event with this id exists already (``InMemoryDurableStore/schedule(_:id:due:)``):
+    /// nothing was scheduled.
+    case scheduledEventExists(UUID)
+
     /// What went wrong, in words.
     public var description: String {
         switch self {
         case .leaseLost(let consumer):
             "the lease of consumer \(consumer) is held by another owner (or none): nothing moved"
+        case .scheduledEventExists(let id):
+            "a scheduled event \(id.uuidString) exists already: nothing scheduled"
         }
     }
 }

@@ -69,6 +69,11 @@ public final class InMemoryDurableStore: WakingDurableStore {
         var lastPosition: Int64 = 0
         var cursors: [String: CursorRecord] = [:]
         var wakers: [ObjectIdentifier: DurableWaker] = [:]
+        /// Scheduled events, pending or decided (kept for ``scheduleRetention`` once decided).
+        var scheduled: [UUID: ScheduledRecord] = [:]
+        /// The pending scheduled events by due time.
+        var dueQueue = DueQueue()
+        var scheduledCount = 0
 
         /// The index of the first event after `position`: O(log n).
         func firstIndex(after position: Int64) -> Int {
@@ -89,12 +94,19 @@ public final class InMemoryDurableStore: WakingDurableStore {
         }
     }
 
-    /// An empty store.
+    /// How long a scheduled event that fired, was cancelled or was refused stays known to
+    /// ``cancelScheduled(_:)`` (which says who won) before ``cleanUp(_:)`` forgets it.
+    public let scheduleRetention: Duration
+
+    /// An empty store; scheduled events are remembered `scheduleRetention` (7 days by default, as
+    /// EventBusPostgres) after they fired or were cancelled.
     ///
     /// ```swift
     /// let store = InMemoryDurableStore()
     /// ```
-    public init() {}
+    public init(scheduleRetention: Duration = .seconds(7 * 86_400)) {
+        self.scheduleRetention = scheduleRetention
+    }
 
     /// Appends `envelopes` in this order, in one atomic write, each with the hash of its ordering
     /// key and the time, and wakes every registered waker. Readable at once. O(batch + wakers);
@@ -138,8 +150,11 @@ public final class InMemoryDurableStore: WakingDurableStore {
     /// Returns how many events it deleted. A store without cursors deletes nothing that all have
     /// passed (there is no "all"), and only what retention says.
     ///
-    /// O(n + c log c + deleted × c) under the lock (the event array is rebuilt once), for `n`
-    /// events and `c` cursors. Never throws.
+    /// Scheduled events that fired, were cancelled or were refused longer ago than
+    /// ``scheduleRetention`` are forgotten too (not counted in the result).
+    ///
+    /// O(n + c log c + deleted × c + s) under the lock (the event array is rebuilt once), for `n`
+    /// events, `c` cursors and `s` scheduled events kept. Never throws.
     ///
     /// ```swift
     /// let deleted = try await store.cleanUp(DurableRetention(count: 10_000, age: .seconds(3_600)))
@@ -148,6 +163,9 @@ public final class InMemoryDurableStore: WakingDurableStore {
         state.withLock { state in
             let now = ContinuousClock.now
             var deleted = 0
+            // Scheduled events decided longer ago than their retention are forgotten.
+            let forgotten = Date().addingTimeInterval(-Self.seconds(scheduleRetention))
+            state.scheduled = state.scheduled.filter { $0.value.decidedAt.map { $0 >= forgotten } ?? true }
             // Everything every cursor has passed.
             if let passed = state.cursors.values.lazy.map(\.position).min() {
                 let end = state.firstIndex(after: passed)

@@ -267,4 +267,28 @@ struct DurableTransportTests {
         #expect(mailer.issues.events.isEmpty, "\(mailer.issues.events)")
         await mailer.stop()
     }
+
+    @Test("10,000 events, the consumer stopped and run again midway, cleanups between: each once, in order")
+    func volume() async throws {
+        let store = InMemoryDurableStore()
+        let shop = DurableNode(store, consumer: "shop")
+        let mailer = DurableNode(store, consumer: "mailer")
+        await mailer.start()
+        let started = ContinuousClock.now
+        for burst in 0..<20 {
+            for n in (burst * 500 + 1)...(burst * 500 + 500) { try await shop.bridge.publish(Ping(from: "shop", n: n)) }
+            if burst == 9 { await mailer.stop() }
+            if burst == 14 { await mailer.start() }
+            _ = try await store.cleanUp(DurableRetention())
+        }
+        #expect(await mailer.pings.wait { $0.count >= 10_000 })
+        let elapsed = ContinuousClock.now - started
+        try await Task.sleep(for: .milliseconds(100))
+        let numbers = mailer.pings.events.map(\.n)
+        #expect(numbers == Array(1...10_000), "\(numbers.count) delivered, \(Set(numbers).count) distinct")
+        #expect(mailer.issues.events.isEmpty, "\(mailer.issues.events.prefix(3))")
+        _ = try await store.cleanUp(DurableRetention())
+        print("durable in memory: 10,000 events in \(elapsed), \(store.count) kept after the last cleanup")
+        await mailer.stop()
+    }
 }

@@ -10,20 +10,25 @@ public import Foundation
 /// the time it was appended. Cursors are keyed by ``DurableConsumerID/name``; a partition's cursor
 /// (``DurableConsumerID/init(group:partition:of:)``) sees only its partition's events. Leases run
 /// on `ContinuousClock`. Appends and released leases wake the registered ``DurableWaker``s
-/// (``register(_:)``), so ``DurableTransport`` readers read at once.
+/// (``register(_:)``), so ``DurableTransport`` readers read at once. It keeps events to publish at
+/// a time too (a ``DurableScheduleStore``, due by the wall clock): see ``DurableScheduler``.
 ///
-/// Nothing survives the process: events, cursors and leases live as long as the store.
+/// Nothing survives the process: events, cursors, leases and scheduled events live as long as the
+/// store.
 ///
 /// Thread-safe: all state is under one lock, and every operation takes it once (nothing but the
-/// store's own bookkeeping runs under it; wakers are woken after it is released). Costs, for `n`
-/// stored events, `c` cursors and `w` registered wakers:
+/// store's own bookkeeping runs under it; wakers are woken after it is released, scheduled events
+/// sealed before it is taken). Costs, for `n` stored events, `c` cursors, `w` registered wakers and
+/// `s` scheduled events kept:
 /// - ``append(_:)``: O(batch + w), the hashing outside the lock;
 /// - ``InMemoryDurableCursor/claim(after:limit:epoch:)`` and
 ///   ``InMemoryDurableCursor/read(after:through:limit:)``: O(log n + batch) for a plain cursor;
 ///   a partition's cursor also steps over the other partitions' events between its own (at most
 ///   the events after its position);
 /// - ``InMemoryDurableCursor/open()``, leases, acknowledgements: O(1) (a hash lookup);
-/// - ``cleanUp(_:)``: O(n + c log c + deleted × c) — it rebuilds the event array once.
+/// - ``cleanUp(_:)``: O(n + c log c + deleted × c + s) — it rebuilds the event array once;
+/// - ``schedule(_:id:due:)``: O(log s); ``fireDue(lookingAhead:limit:seal:)``: O(k log s) for `k`
+///   events taken, plus their append; ``cancelScheduled(_:)``: O(1).
 ///
 /// ```swift
 /// let store = InMemoryDurableStore()

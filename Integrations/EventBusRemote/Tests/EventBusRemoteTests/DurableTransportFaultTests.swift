@@ -123,4 +123,23 @@ struct DurableTransportFaultTests {
         #expect(!mailer.issues.events.contains { if case .redelivered = $0 { true } else { false } })
         await mailer.stop()
     }
+
+    @Test(
+        "after a store interruption, an origin first heard with a later sequence (its first events before the cursor) is no loss: nothing reported"
+    )
+    func noFalseLossAfterInterruption() async throws {
+        let store = FaultyStore()
+        let shop = DurableNode(store, consumer: "shop")
+        for n in 1...3 { try await shop.bridge.publish(Ping(from: "shop", n: n)) }  // before the mailer's cursor
+        let mailer = DurableNode(store, consumer: "mailer")
+        await mailer.start()
+        store.faults.fail("claim")
+        #expect(await mailer.statuses.wait { $0.contains(where: Self.isResumed) })
+        try await shop.bridge.publish(Ping(from: "shop", n: 4))
+        #expect(await mailer.pings.wait { $0.count == 1 })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(mailer.pings.events.map(\.n) == [4])
+        #expect(mailer.issues.events.isEmpty, "\(mailer.issues.events)")
+        await mailer.stop()
+    }
 }

@@ -22,7 +22,10 @@ let package = Package(
         .watchOS(.v9),
     ],
     products: [
-        .library(name: "EventBusRemote", targets: ["EventBusRemote"])
+        .library(name: "EventBusRemote", targets: ["EventBusRemote"]),
+        // The checks every DurableStore must pass (InMemoryDurableStore here, PostgreSQL's store in
+        // EventBusPostgres): linked by test targets, so it imports neither Testing nor XCTest.
+        .library(name: "DurableStoreConformance", targets: ["DurableStoreConformance"]),
     ],
     dependencies: [
         .package(name: "EventBus", path: "../.."),
@@ -41,10 +44,20 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        .target(
+            name: "DurableStoreConformance",
+            dependencies: [
+                "EventBusRemote",
+                // The reader checks run bridges on buses.
+                .product(name: "EventBus", package: "EventBus"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
         .testTarget(
             name: "EventBusRemoteTests",
             dependencies: [
                 "EventBusRemote",
+                "DurableStoreConformance",
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 // To sign envelopes of a future version by hand (EventVersionTests).
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -254,7 +254,7 @@ public final class RemoteInbox: Sendable {
         let recordsRefusal = envelope.authenticated && origin != core.origin
         func refuse(_ issue: BridgeIssue) {
             if recordsRefusal {
-                admit(envelope, refused: issue, subset: source == .store(subset: true))
+                admit(envelope, refused: issue, from: source)
             } else {
                 core.report(issue)
             }
@@ -285,26 +285,29 @@ public final class RemoteInbox: Sendable {
             dispatch(event, envelope)
             return nil
         }
-        admit(envelope, event: event, subset: source == .store(subset: true))
+        admit(envelope, event: event, from: source)
         return nil
     }
 
     /// Records `envelope` in the duplicate window and reports what it revealed; then dispatches
     /// `event`, or (an envelope recorded but not delivered) reports `refused`.
-    /// `subset`: from a store that hands this receiver a subset of each origin's events (see
+    /// From a store that hands this receiver a subset of each origin's events (see
     /// ``deliverAndWait(_:subset:)``): gaps are not counted, and an envelope older than the window is
-    /// delivered.
+    /// delivered. From any store: an origin first heard after an interruption is no sign of a loss
+    /// (a durable transport's interruption loses nothing: its cursor waits).
     private func admit(
         _ envelope: Envelope.Received, event: Registry.Decoded? = nil, refused: BridgeIssue? = nil,
-        subset: Bool = false
+        from source: Source
     ) {
         let origin = envelope.stream.origin
         var verdict = state.withLock { $0.history.admit(envelope) }
-        if subset {
+        if source == .store(subset: true) {
             switch verdict {
             case .deliver, .older: verdict = .deliver(missed: 0)
             case .duplicate: break
             }
+        } else if source.isStore, verdict == .deliver(missed: nil) {
+            verdict = .deliver(missed: 0)
         }
         switch verdict {
         case .deliver(let missed):

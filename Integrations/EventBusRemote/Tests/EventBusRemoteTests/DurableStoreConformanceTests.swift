@@ -1,0 +1,43 @@
+import DurableStoreConformance
+import EventBusRemote
+import Testing
+
+@Suite("InMemoryDurableStore passes the DurableStore conformance suite (the same checks as PostgreSQL's store)")
+struct DurableStoreConformanceTests {
+    @Test("conformance check", arguments: DurableStoreConformance<InMemoryDurableStore>.checks)
+    func check(_ name: String) async throws {
+        try await DurableStoreConformance { InMemoryDurableStore() }.run(name)
+    }
+
+    @Test(
+        "conformance check, the store's wake-ups hidden (a store of other processes: its readers poll)",
+        arguments: DurableStoreConformance<FaultyStore>.checks)
+    func checkPolling(_ name: String) async throws {
+        try await DurableStoreConformance { FaultyStore() }.run(name)
+    }
+
+    @Test(
+        "schedule conformance check", arguments: DurableScheduleStoreConformance<InMemoryDurableStore>.checks)
+    func scheduleCheck(_ name: String) async throws {
+        try await DurableScheduleStoreConformance { InMemoryDurableStore() }.run(name)
+    }
+
+    @Test("an unknown check fails with a ConformanceFailure naming it")
+    func unknownCheck() async throws {
+        let failure = await #expect(throws: ConformanceFailure.self) {
+            try await DurableStoreConformance { InMemoryDurableStore() }.run("noSuchCheck")
+        }
+        #expect(failure?.check == "noSuchCheck")
+        #expect(failure?.description.contains("DurableStoreConformance.swift:") == true, "\(failure as Any)")
+    }
+
+    @Test("every check has a summary")
+    func summaries() {
+        for check in DurableStoreConformance<InMemoryDurableStore>.checks {
+            #expect(DurableStoreConformance<InMemoryDurableStore>.summary(of: check) != nil, "\(check)")
+        }
+        for check in DurableScheduleStoreConformance<InMemoryDurableStore>.checks {
+            #expect(DurableScheduleStoreConformance<InMemoryDurableStore>.summary(of: check) != nil, "\(check)")
+        }
+    }
+}

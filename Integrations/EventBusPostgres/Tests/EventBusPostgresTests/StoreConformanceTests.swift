@@ -1,3 +1,4 @@
+import ClusterSupport
 import DurableStoreConformance
 import EventBusRemote
 import Logging

@@ -463,6 +463,8 @@ struct DurableOutbox: Sendable {
     /// and its size. A partition's batch that is not full ends at the last row any partition may
     /// read (the horizon): the rows between are other partitions', so the cursor of a partition
     /// that gets few events still moves, and the outbox's cleanup can delete what all have passed.
+    /// Throws `leaseLost` when the lease of `epoch` is not this bridge's (nothing claimed), in the
+    /// same statement: fenced off is not "nothing to read".
     func claimBatch(after position: Position, limit: Int, epoch: Int64, on connection: PostgresConnection)
         async throws -> (Position, Int)?
     {
@@ -496,12 +498,20 @@ struct DurableOutbox: Sendable {
                 WHERE c.channel = \(channel) AND c.consumer = \(settings.consumer) AND c.owner = \(member)
                     AND c.lease_epoch = \(epoch)
                     AND (c.claimed_xid IS NULL OR (c.claimed_xid, c.claimed_id) < (last.xid, last.id)))
-            SELECT xid::text, id, n FROM last
+            SELECT l.xid::text, l.id, l.n, EXISTS (
+                SELECT 1 FROM eventbus_cursors k
+                WHERE k.channel = \(channel) AND k.consumer = \(settings.consumer)
+                    AND k.owner = \(member) AND k.lease_epoch = \(epoch)) AS held
+            FROM (SELECT 1) AS one LEFT JOIN last l ON true
             """, logger: logger)
         var last: (Position, Int)?
-        for try await (xid, id, count) in rows.decode((String, Int64, Int64).self) {
-            last = (Position(xid: UInt64(xid) ?? 0, id: id), Int(count))
+        var held = false
+        for try await (xid, id, count, fenced) in rows.decode((String?, Int64?, Int64?, Bool).self) {
+            held = fenced
+            if let xid, let id, let count { last = (Position(xid: UInt64(xid) ?? 0, id: id), Int(count)) }
         }
+        // Fenced off (another bridge took the lease, or a reset bumped its epoch): nothing claimed.
+        guard held else { throw PostgresEventBridgeError.leaseLost(consumer: settings.consumer) }
         return last
     }
 

@@ -13,14 +13,16 @@ import PostgresNIO
 /// `requeue_attempts` is counted before its transaction begins, as the cursor's attempts are, so a
 /// letter whose handler kills the process goes back to the dead after `maximumAttempts` deaths.
 extension DurableOutbox {
-    /// Inserts a dead letter for `row` in the current transaction; returns its id.
+    /// Inserts a dead letter of `consumer` (this outbox's by default) for `row`, in the transaction
+    /// open on `connection` if there is one; returns its id.
     func insertDeadLetter(
-        _ row: Row, wireName: String, attempts: Int, reason: String, on connection: PostgresConnection
+        _ row: Row, of consumer: String? = nil, wireName: String, attempts: Int, reason: String,
+        on connection: PostgresConnection
     ) async throws -> Int64 {
         let rows = try await connection.query(
             """
             INSERT INTO eventbus_dead_letters (channel, consumer, outbox_id, wire_name, payload, attempts, reason)
-            VALUES (\(channel), \(settings.consumer), \(row.position.id), \(wireName), \(row.envelope), \(Int32(clamping: attempts)), \(reason))
+            VALUES (\(channel), \(consumer ?? settings.consumer), \(row.position.id), \(wireName), \(row.envelope), \(Int32(clamping: attempts)), \(reason))
             RETURNING id
             """, logger: logger)
         var id: Int64 = 0
@@ -153,7 +155,7 @@ extension DurableOutbox {
         {
             letters.append(
                 PostgresEventBridge.DeadLetter(
-                    id: id, consumer: consumer, outboxID: outboxID, wireName: wireName, payload: payload,
+                    id: id, consumer: consumer, eventID: outboxID, wireName: wireName, envelope: payload,
                     attempts: Int(attempts), reason: reason, deadAt: deadAt, requeuedAt: requeuedAt))
         }
         return letters

@@ -3,13 +3,15 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// One channel of the PostgreSQL outbox as a ``DurableStore``: what the conformance suite
-/// (`DurableStoreConformance`, shared with the in-memory store) checks. The bridge itself reads
+/// One channel of the PostgreSQL outbox as a ``DurableStore`` (with scheduled events and dead
+/// letters): what the conformance suites (`DurableStoreConformance` and the schedule and dead
+/// letter ones, shared with the in-memory store) check; the bridge's scheduler and operations use
+/// it too. The bridge itself reads
 /// through ``DurableOutbox/reader(on:client:)``, whose cursor is this store's.
 ///
 /// Every call runs on a connection of `client`'s pool, bounded by `statementTimeout`; the tables
 /// are made at the first call.
-struct PostgresDurableStore: DurableScheduleStore {
+struct PostgresDurableStore: DurableScheduleStore, DurableDeadLetterStore {
     typealias Position = DurableOutbox.Position
 
     let client: PostgresClient
@@ -78,5 +80,29 @@ struct PostgresDurableStore: DurableScheduleStore {
         lookingAhead: Duration, limit: Int, seal: @escaping @Sendable (DurableDueEvent) throws -> String
     ) async throws -> Int {
         try await base.fire(client, batchSize: limit, offset: lookingAhead, seal: seal)
+    }
+
+    // MARK: Dead letters
+
+    func deadLetter(
+        _ event: DurableEvent<Position>, of consumer: String, wireName: String, attempts: Int, reason: String
+    ) async throws -> Int64 {
+        try await base.ensureSchema(client)
+        return try await base.statement {
+            try await client.withConnection { connection in
+                try await base.insertDeadLetter(
+                    event, of: consumer, wireName: wireName, attempts: attempts, reason: reason, on: connection)
+            }
+        }
+    }
+
+    func deadLetters(of consumer: String?, after: Int64, limit: Int) async throws -> [DurableDeadLetter] {
+        try await base.statement {
+            try await base.deadLetters(consumer: consumer, after: after, limit: limit, client: client)
+        }
+    }
+
+    func requeueDeadLetters(_ id: Int64?, of consumer: String?) async throws -> Int {
+        try await base.statement { try await base.requeue(id: id, consumer: consumer, client: client) }
     }
 }

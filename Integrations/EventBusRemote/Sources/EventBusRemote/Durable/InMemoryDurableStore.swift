@@ -79,6 +79,10 @@ public final class InMemoryDurableStore: WakingDurableStore {
         /// The pending scheduled events by due time.
         var dueQueue = DueQueue()
         var scheduledCount = 0
+        /// Dead letters in id order (ids only grow), kept until a retry of a requeued one deletes
+        /// it (``cleanUp(_:)`` keeps them, as on PostgreSQL).
+        var deadLetters: [DeadLetterRecord] = []
+        var lastDeadLetterID: Int64 = 0
 
         /// The index of the first event after `position`: O(log n).
         func firstIndex(after position: Int64) -> Int {

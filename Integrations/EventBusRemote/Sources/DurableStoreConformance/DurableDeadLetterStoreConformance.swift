@@ -172,7 +172,8 @@ struct DeadLetterChecks<Store: DurableDeadLetterStore> {
         for (number, (letter, event)) in zip(letters, events).enumerated() {
             try expect(
                 letter.consumer == "billing" && letter.wireName == Self.wireName && letter.envelope == event.envelope
-                    && letter.attempts == number + 1 && letter.reason == "billing \(number)" && letter.requeuedAt == nil,
+                    && letter.attempts == number + 1 && letter.reason == "billing \(number)"
+                    && letter.requeuedAt == nil,
                 "letter \(number) lists back as \(letter), not as set aside")
             try expectNow(letter.deadAt, "letter \(number)'s deadAt")
         }

@@ -51,7 +51,8 @@ struct InMemoryDeadLetterTests {
                 group.addTask {
                     var ids: [Int64] = []
                     for _ in 0..<25 {
-                        ids.append(try await store.deadLetter(event, of: "c#\(task)", wireName: "w", attempts: 1, reason: ""))
+                        ids.append(
+                            try await store.deadLetter(event, of: "c#\(task)", wireName: "w", attempts: 1, reason: ""))
                     }
                     return ids
                 }
@@ -62,7 +63,8 @@ struct InMemoryDeadLetterTests {
         #expect(try await store.deadLetters(of: "c", after: 0, limit: 1_000).map(\.id) == Array(1...200))
     }
 
-    @Test("a requeued letter's retry: the oldest of the exact consumer, fenced by its lease, deleted or set aside again")
+    @Test(
+        "a requeued letter's retry: the oldest of the exact consumer, fenced by its lease, deleted or set aside again")
     func retry() async throws {
         let store = InMemoryDurableStore()
         let (events, cursor, epoch) = try await Self.read(3, from: store, as: "g#1")

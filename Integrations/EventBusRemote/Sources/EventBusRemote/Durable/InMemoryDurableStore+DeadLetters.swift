@@ -39,8 +39,8 @@ extension InMemoryDurableStore: DurableDeadLetterStore {
     /// `reason`, and returns its id: 1, 2, 3… in the order letters are set aside. The letter's
     /// ``DurableDeadLetter/eventID`` is the event's position, its ``DurableDeadLetter/deadAt`` the
     /// wall clock's now (`Date()`); it keeps a copy of the envelope, so retention
-    /// (``cleanUp(_:)``) may delete the event. The letters live as long as the store. Amortized
-    /// O(1) under the lock; never throws.
+    /// (``cleanUp(_:)``) may delete the event. The letters live as long as the store. Any thread;
+    /// amortized O(1) under the lock; never throws.
     ///
     /// ```swift
     /// let id = try await store.deadLetter(event, of: "billing#3", wireName: "order.placed", attempts: 3, reason: "\(error)")
@@ -62,7 +62,7 @@ extension InMemoryDurableStore: DurableDeadLetterStore {
     /// (`consumer#index`; `nil`: of every consumer), with ids after `after`, oldest first, `limit`
     /// at most (none for a `limit` below 1): PostgreSQL's selection. Names are compared as UTF-8
     /// bytes. O(log l + k) under the lock for `l` letters kept and `k` letters stepped over (those
-    /// after `after` until `limit` match: at most `l`). Never throws.
+    /// after `after` until `limit` match: at most `l`). Any thread; never throws.
     ///
     /// ```swift
     /// for letter in try await store.deadLetters(of: "billing", after: 0, limit: 100) {
@@ -88,8 +88,8 @@ extension InMemoryDurableStore: DurableDeadLetterStore {
     /// (``DurableDeadLetter/requeuedAt``) unless it already is; an `id` with a `consumer` marks the
     /// letter only if it is that consumer's. Returns how many letters it marked and, if any, wakes
     /// every registered waker (after the lock is released), so that the consumer's reader tries
-    /// them. O(log l) under the lock for an `id`, O(l) otherwise, for `l` letters kept. Never
-    /// throws.
+    /// them, on the calling thread. O(log l) under the lock for an `id`, O(l) otherwise, for `l`
+    /// letters kept, plus the wakers. Any thread; never throws.
     ///
     /// ```swift
     /// let marked = try await store.requeueDeadLetters(nil, of: "billing")   // billing's and billing#n's

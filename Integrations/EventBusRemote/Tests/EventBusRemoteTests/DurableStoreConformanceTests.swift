@@ -22,6 +22,13 @@ struct DurableStoreConformanceTests {
         try await DurableScheduleStoreConformance { InMemoryDurableStore() }.run(name)
     }
 
+    @Test(
+        "dead letter conformance check",
+        arguments: DurableDeadLetterStoreConformance<InMemoryDurableStore>.checks)
+    func deadLetterCheck(_ name: String) async throws {
+        try await DurableDeadLetterStoreConformance { InMemoryDurableStore() }.run(name)
+    }
+
     @Test("an unknown check fails with a ConformanceFailure naming it")
     func unknownCheck() async throws {
         let failure = await #expect(throws: ConformanceFailure.self) {
@@ -29,6 +36,15 @@ struct DurableStoreConformanceTests {
         }
         #expect(failure?.check == "noSuchCheck")
         #expect(failure?.description.contains("DurableStoreConformance.swift:") == true, "\(failure as Any)")
+    }
+
+    @Test("an unknown dead letter check fails with a ConformanceFailure naming it")
+    func unknownDeadLetterCheck() async throws {
+        let failure = await #expect(throws: ConformanceFailure.self) {
+            try await DurableDeadLetterStoreConformance { InMemoryDurableStore() }.run("noSuchCheck")
+        }
+        #expect(failure?.check == "noSuchCheck")
+        #expect(failure?.description.contains("DurableDeadLetterStoreConformance.swift:") == true, "\(failure as Any)")
     }
 
     @Test("every check has a summary")
@@ -39,5 +55,9 @@ struct DurableStoreConformanceTests {
         for check in DurableScheduleStoreConformance<InMemoryDurableStore>.checks {
             #expect(DurableScheduleStoreConformance<InMemoryDurableStore>.summary(of: check) != nil, "\(check)")
         }
+        for check in DurableDeadLetterStoreConformance<InMemoryDurableStore>.checks {
+            #expect(DurableDeadLetterStoreConformance<InMemoryDurableStore>.summary(of: check) != nil, "\(check)")
+        }
+        #expect(DurableDeadLetterStoreConformance<InMemoryDurableStore>.summary(of: "noSuchCheck") == nil)
     }
 }

@@ -11,15 +11,17 @@ public import Foundation
 /// (``DurableConsumerID/init(group:partition:of:)``) sees only its partition's events. Leases run
 /// on `ContinuousClock`. Appends and released leases wake the registered ``DurableWaker``s
 /// (``register(_:)``), so ``DurableTransport`` readers read at once. It keeps events to publish at
-/// a time too (a ``DurableScheduleStore``, due by the wall clock): see ``DurableScheduler``.
+/// a time too (a ``DurableScheduleStore``, due by the wall clock): see ``DurableScheduler``; and
+/// dead letters (a ``DurableDeadLetterStore``: ids 1, 2, 3…, each letter's event id its event's
+/// position, dated by the wall clock; a requeue that marks a letter wakes the wakers too).
 ///
-/// Nothing survives the process: events, cursors, leases and scheduled events live as long as the
-/// store.
+/// Nothing survives the process: events, cursors, leases, scheduled events and dead letters live
+/// as long as the store (``cleanUp(_:)`` never deletes a dead letter, as on PostgreSQL).
 ///
 /// Thread-safe: all state is under one lock, and every operation takes it once (nothing but the
 /// store's own bookkeeping runs under it; wakers are woken after it is released, scheduled events
-/// sealed before it is taken). Costs, for `n` stored events, `c` cursors, `w` registered wakers and
-/// `s` scheduled events kept:
+/// sealed before it is taken). Costs, for `n` stored events, `c` cursors, `w` registered wakers,
+/// `s` scheduled events and `l` dead letters kept:
 /// - ``append(_:)``: O(batch + w), the hashing outside the lock;
 /// - ``InMemoryDurableCursor/claim(after:limit:epoch:)`` and
 ///   ``InMemoryDurableCursor/read(after:through:limit:)``: O(log n + batch) for a plain cursor;
@@ -28,7 +30,11 @@ public import Foundation
 /// - ``InMemoryDurableCursor/open()``, leases, acknowledgements: O(1) (a hash lookup);
 /// - ``cleanUp(_:)``: O(n + c log c + deleted × c + s) — it rebuilds the event array once;
 /// - ``schedule(_:id:due:)``: O(log s); ``fireDue(lookingAhead:limit:seal:)``: O(k log s) for `k`
-///   events taken, plus their append; ``cancelScheduled(_:)``: O(1).
+///   events taken, plus their append; ``cancelScheduled(_:)``: O(1);
+/// - ``deadLetter(_:of:wireName:attempts:reason:)``: amortized O(1);
+///   ``deadLetters(of:after:limit:)``: O(log l + k), `k` the letters after `after` it steps over
+///   until `limit` match (all of them, at worst: the channel's letters are not indexed by
+///   consumer); ``requeueDeadLetters(_:of:)``: O(log l) by id, O(l + w) otherwise.
 ///
 /// ```swift
 /// let store = InMemoryDurableStore()
@@ -79,6 +85,10 @@ public final class InMemoryDurableStore: WakingDurableStore {
         /// The pending scheduled events by due time.
         var dueQueue = DueQueue()
         var scheduledCount = 0
+        /// Dead letters in id order (ids only grow), kept until a retry of a requeued one deletes
+        /// it (``cleanUp(_:)`` keeps them, as on PostgreSQL).
+        var deadLetters: [DeadLetterRecord] = []
+        var lastDeadLetterID: Int64 = 0
 
         /// The index of the first event after `position`: O(log n).
         func firstIndex(after position: Int64) -> Int {
@@ -239,7 +249,8 @@ public final class InMemoryDurableStore: WakingDurableStore {
         }
     }
 
-    /// Wakes `waker` at every append and every lease given up, until ``unregister(_:)``. O(1).
+    /// Wakes `waker` at every append, every lease given up and every requeue of dead letters,
+    /// until ``unregister(_:)``. O(1).
     ///
     /// ```swift
     /// store.register(waker)

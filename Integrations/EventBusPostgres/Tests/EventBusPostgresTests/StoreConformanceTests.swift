@@ -22,6 +22,12 @@ extension PostgresBridgeTests {
             try await Self.withStores { make in try await DurableScheduleStoreConformance(makeStore: make).run(name) }
         }
 
+        @Test(
+            "dead letter conformance check", arguments: DurableDeadLetterStoreConformance<PostgresDurableStore>.checks)
+        func deadLetterCheck(_ name: String) async throws {
+            try await Self.withStores { make in try await DurableDeadLetterStoreConformance(makeStore: make).run(name) }
+        }
+
         /// Runs `body` with a maker of stores, each on a fresh channel of the test database, over
         /// one running client.
         static func withStores(

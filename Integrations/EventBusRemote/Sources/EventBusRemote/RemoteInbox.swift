@@ -34,6 +34,9 @@ public final class RemoteInbox: Sendable {
         var heartbeatsSent: UInt64 = 0
         /// When the current listening period began: the run's first listening, or the last resume.
         var listeningSince: Date?
+        /// Events retention deleted before a durable consumer read them (reported `expired`) whose
+        /// sequences have not shown as a gap yet: so many skipped sequences are not `missed`.
+        var expiredUnmatched: UInt64 = 0
     }
 
     init(core: RemoteBridge.Core, window: Int) {
@@ -217,6 +220,8 @@ public final class RemoteInbox: Sendable {
     /// if expired > 0 { inbox.expired(consumer: name, count: expired) }
     /// ```
     public func expired(consumer: String, count: Int) {
+        // The gaps they leave in their origins' sequences are this report, not `missed` too.
+        state.withLock { $0.expiredUnmatched += UInt64(max(0, count)) }
         core.report(.expired(consumer: consumer, count: count))
     }
 
@@ -300,7 +305,16 @@ public final class RemoteInbox: Sendable {
         from source: Source
     ) {
         let origin = envelope.stream.origin
-        var verdict = state.withLock { $0.history.admit(envelope) }
+        var verdict = state.withLock { state in
+            var verdict = state.history.admit(envelope)
+            // From a store, a gap of events retention deleted is reported as `expired` already.
+            if source.isStore, case .deliver(let missed?) = verdict, missed > 0, state.expiredUnmatched > 0 {
+                let excused = min(missed, state.expiredUnmatched)
+                state.expiredUnmatched -= excused
+                verdict = .deliver(missed: missed - excused)
+            }
+            return verdict
+        }
         if source == .store(subset: true) {
             switch verdict {
             case .deliver, .older: verdict = .deliver(missed: 0)
@@ -411,6 +425,14 @@ public final class RemoteInbox: Sendable {
     /// repeat them on purpose, or skip some, as announced.
     func forgetDelivered() {
         state.withLock { $0.history = ReceiveHistory(window: $0.history.window, streams: $0.history.streams) }
+    }
+
+    /// Counts no gap at each origin's next event read from the store (duplicates are still
+    /// dropped), for a durable consumer whose skipped events are accounted for otherwise: another
+    /// bridge of the consumer handled them (it took the lease since this one last read), or
+    /// retention deleted them (reported as `expired`). O(1).
+    func storeSkipped() {
+        state.withLock { $0.history.forgiveGaps() }
     }
 
     /// Forgets the listening state, for a new ``RemoteBridge/run()``.

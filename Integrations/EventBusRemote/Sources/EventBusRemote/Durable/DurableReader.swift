@@ -214,6 +214,9 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
     /// stored cursor, with the claim of a predecessor that died mid-batch to announce.
     public func resume(_ inbox: RemoteInbox, continuing: Bool) async throws -> DurableProgress<Position> {
         let stored = try await cursor.open()
+        // Another bridge of the consumer held the lease since this one last read: the events it
+        // handled are no gap of their origins here (a failed publish after them still is one).
+        if !continuing { inbox.storeSkipped() }
         if continuing {
             if let handled = state.handled, handled > stored.position {
                 try await acknowledge(handled, inbox)
@@ -256,6 +259,11 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
         DurableProgress<Position>, more: Bool
     ) {
         var progress = progress
+        if progress.heldAt != nil, try await cursor.open().expired > 0 {
+            // Holding, the held event is not claimed: retention may delete it and those after it.
+            // Reported as expired before the events after them are delivered (no gap reported too).
+            try await acknowledge(progress.position, inbox)
+        }
         guard let (events, claim) = try await claimAndRead(after: progress.position) else { return (progress, false) }
         announceRedelivery(of: events, in: &progress, inbox)
         let batch =
@@ -263,6 +271,7 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
             ? RemoteInbox.StoredBatch(handled: 0, held: nil)
             : await inbox.deliverAndWait(events.map(\.envelope), subset: cursor.id.partition != nil)
         guard let reason = batch.held else {
+            progress.heldAt = nil
             progress.position = claim.last
             if let through = progress.redeliverThrough, claim.last >= through { progress.redeliverThrough = nil }
             state.recordHandled(claim.last)

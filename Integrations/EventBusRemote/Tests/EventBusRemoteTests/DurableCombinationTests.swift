@@ -218,6 +218,7 @@ struct DurableCombinationTests {
         let start = try await dead.open()
         let epoch = try #require(try await dead.takeLease(for: .milliseconds(100)))
         for n in 1...8 { try await shop.bridge.publish(Ping(from: "shop", n: n)) }
+        #expect(await wait(.seconds(1)) { store.count == 8 })
         let claim = try #require(try await dead.claim(after: start.position, limit: 3, epoch: epoch))
         #expect(try await store.cleanUp(DurableRetention(count: 0)) == 5)
         let standby = ComboNode(store, consumer: "mailer")
@@ -292,4 +293,281 @@ struct DurableCombinationTests {
         #expect(all == Array(1...12))
         #expect(first.gapReports.isEmpty && second.gapReports.isEmpty, "\(first.gapReports) \(second.gapReports)")
     }
+
+    /// Reads versions 1 and 2 of "test.ping" (version 1 upcast).
+    static func upgraded(_ bridge: RemoteBridge) {
+        bridge.register(
+            Ping.self, as: "test.ping", version: 2,
+            upcasting: [.from(ComboPingV1.self, version: 1, upcast: { Ping(from: $0.from, n: $0.n) })])
+    }
+
+    static func old(_ bridge: RemoteBridge) { bridge.register(Ping.self, as: "test.ping") }
+
+    @Test(
+        "a held event through a takeover, retention and a restart: never acknowledged, reported once per holder; the upgraded bridge delivers it and the rest once, in order"
+    )
+    func heldThroughTakeoverAndRetention() async throws {
+        let store = InMemoryDurableStore()
+        let oldShop = ComboNode(store, consumer: "old-shop", registering: Self.old)
+        let newShop = ComboNode(store, consumer: "new-shop", registering: Self.upgraded)
+        let first = ComboNode(store, consumer: "mailer", registering: Self.old)
+        let second = ComboNode(store, consumer: "mailer", registering: Self.old)
+        await first.start()
+        await second.start()
+        try await oldShop.bridge.publish(Ping(from: "old", n: 1))
+        try await newShop.bridge.publish(Ping(from: "new", n: 2))
+        for n in 3...6 { try await oldShop.bridge.publish(Ping(from: "old", n: n)) }
+        #expect(await wait(.seconds(1)) { first.held == 1 })
+        await first.stop()  // the standby takes over and holds too
+        #expect(await wait(.seconds(1)) { second.held == 1 })
+        #expect(await wait(.seconds(1)) { store.count == 6 })
+        #expect(try await store.cleanUp(DurableRetention(count: 5)) == 1)  // 1, passed; the held one kept
+        try await Task.sleep(for: .milliseconds(250))  // two polls: no second report
+        await second.stop()
+        #expect(first.pings.events.map(\.n) == [1] && second.pings.events.isEmpty)
+        #expect(first.held == 1 && second.held == 1)
+        let upgraded = ComboNode(store, consumer: "mailer", registering: Self.upgraded)
+        await upgraded.start()
+        #expect(await wait(.seconds(1)) { upgraded.pings.events.count == 5 })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(upgraded.pings.events.map(\.n) == [2, 3, 4, 5, 6])
+        for node in [first, second, upgraded] {
+            #expect(node.gapReports.isEmpty && node.expired == 0 && node.redelivered == 0, "\(node.issues.events)")
+        }
+        await upgraded.stop()
+    }
+
+    @Test(
+        "retention deletes the event a consumer holds at: reported expired with those after it, once, not as a gap; the consumer goes on"
+    )
+    func heldEventExpires() async throws {
+        let store = InMemoryDurableStore()
+        let oldShop = ComboNode(store, consumer: "old-shop", registering: Self.old)
+        let newShop = ComboNode(store, consumer: "new-shop", registering: Self.upgraded)
+        let mailer = ComboNode(store, consumer: "mailer", registering: Self.old)
+        await mailer.start()
+        try await oldShop.bridge.publish(Ping(from: "old", n: 1))
+        try await newShop.bridge.publish(Ping(from: "new", n: 2))
+        for n in 3...6 { try await oldShop.bridge.publish(Ping(from: "old", n: n)) }
+        #expect(await wait(.seconds(1)) { mailer.held == 1 })
+        #expect(await wait(.seconds(1)) { store.count == 6 }, "a publish returns before its append")
+        // 1, passed; 2, 3, 4 expired, once the holder is between two tries (a try claims them).
+        var deleted = 0
+        let deadline = ContinuousClock.now + .seconds(1)
+        while deleted < 4, ContinuousClock.now < deadline {
+            deleted += try await store.cleanUp(DurableRetention(count: 2))
+            try await Task.sleep(for: .milliseconds(3))
+        }
+        #expect(deleted == 4)
+        #expect(await wait(.seconds(1)) { mailer.pings.events.count == 3 })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(mailer.pings.events.map(\.n) == [1, 5, 6])
+        #expect(mailer.expired == 3 && mailer.held == 1)
+        #expect(mailer.gapReports.isEmpty, "a loss reported twice: \(mailer.gapReports)")
+        await mailer.stop()
+    }
+
+    @Test(
+        "a group's two partitions, keyed and unkeyed events of two publishers, one partition's bridge restarted meanwhile: each event once, in order per key and origin, no loss reported"
+    )
+    func partitionsWithRestart() async throws {
+        let store = InMemoryDurableStore()
+        let shops = [ComboNode(store, consumer: "shop-a"), ComboNode(store, consumer: "shop-b")]
+        let members = (0..<2).map { ComboNode(store, consumer: DurableConsumerID(group: "chat", partition: $0, of: 2)) }
+        for member in members { await member.start() }
+        for n in 1...60 {
+            let shop = shops[n % 2]
+            if n % 3 == 0 {
+                try await shop.bridge.publish(Ping(from: "\(n % 2)", n: n))
+            } else {
+                try await shop.bridge.publish(RoomMessage(room: "room-\(n % 5)", n: n))
+            }
+            if n == 20 { await members[1].stop() }
+            if n == 40 { await members[1].start() }
+        }
+        let total = { members.map { $0.pings.events.count + $0.rooms.events.count }.reduce(0, +) }
+        #expect(await wait(.seconds(2)) { total() >= 60 })
+        try await Task.sleep(for: .milliseconds(50))
+        let all = members.flatMap { $0.pings.events.map(\.n) + $0.rooms.events.map(\.n) }
+        #expect(all.sorted() == Array(1...60), "each event once across the partitions")
+        for member in members {
+            for room in 0..<5 { #expect(increasing(member.rooms.events.filter { $0.room == "room-\(room)" }.map(\.n))) }
+            for origin in ["0", "1"] { #expect(increasing(member.pings.events.filter { $0.from == origin }.map(\.n))) }
+            let loss = member.issues.events.filter {
+                switch $0 {
+                case .missed, .missedUncounted, .expired, .olderThanWindow, .duplicateDropped, .redelivered: true
+                default: false
+                }
+            }
+            #expect(loss.isEmpty, "\(loss)")
+        }
+        for member in members { await member.stop() }
+    }
+
+    @Test(
+        "scheduled events fired by two firers at once while the consumer restarts, cancels racing them: each fired event once, a cancelled one never"
+    )
+    func scheduledTwoFirers() async throws {
+        let store = InMemoryDurableStore()
+        let shops = [ComboNode(store, consumer: "shop-a", key: key(7)), ComboNode(store, consumer: "shop-b", key: key(7))]
+        let mailer = ComboNode(store, consumer: "mailer", key: key(7))
+        await mailer.start()
+        let schedulers = shops.map { DurableScheduler(store: store, bridge: $0.bridge, channel: "durable") }
+        var ids: [UUID] = []
+        for n in 1...40 {
+            ids.append(try await schedulers[0].publish(Ping(from: "s", n: n), after: .milliseconds(10 * (n % 20))))
+        }
+        let firers = schedulers.map { scheduler in
+            Task { await scheduler.fireUntilCancelled(every: .milliseconds(2), batchSize: 3) }
+        }
+        defer { for firer in firers { firer.cancel() } }
+        var outcomes: [Int: ScheduledEventCancellation] = [:]
+        for (index, id) in ids.enumerated() where index % 4 == 0 {
+            outcomes[index + 1] = try await schedulers[1].cancel(id)
+            if index == 16 { await mailer.stop() }
+            if index == 24 { await mailer.start() }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let cancelled = Set(outcomes.filter { $0.value == .cancelled }.keys)
+        #expect(outcomes.values.allSatisfy { $0 == .cancelled || $0 == .alreadyFired }, "\(outcomes)")
+        let expected = Set(1...40).subtracting(cancelled)
+        #expect(await wait(.seconds(2)) { mailer.pings.events.count >= expected.count })
+        try await Task.sleep(for: .milliseconds(50))
+        let delivered = mailer.pings.events.map(\.n)
+        #expect(delivered.count == expected.count && Set(delivered) == expected, "\(delivered.sorted())")
+        #expect(mailer.issues.events.filter { if case .standingBy = $0 { false } else { true } }.isEmpty,
+            "\(mailer.issues.events)")
+        print("scheduled, two firers: \(delivered.count) fired, \(cancelled.count) cancelled, \(outcomes.count - cancelled.count) fired before their cancel")
+        await mailer.stop()
+    }
+
+    @Test(
+        "two firing passes of one bridge appended out of order, further apart than the duplicate window: every event delivered from the store"
+    )
+    func transactionalOutOfOrder() async throws {
+        let store = InMemoryDurableStore()
+        let shop = ComboNode(store, consumer: "shop")
+        let mailer = ComboNode(store, consumer: "mailer", reading: DurableReading(batchSize: 500))
+        await mailer.start()
+        let scheduler = DurableScheduler(store: store, bridge: shop.bridge, channel: "durable")
+        // What two passes do when the second appends first: each seals its events (the bridge's
+        // transactional series), then appends them.
+        func seal(_ numbers: ClosedRange<Int>) throws -> [String] {
+            try numbers.map { n in
+                let id = UUID()
+                let pending = try scheduler.pendingEvent(for: Ping(from: "s", n: n), id: id)
+                return try shop.bridge.seal(pending, binding: DurableScheduler<InMemoryDurableStore>.binding(channel: "durable", id: id))
+            }
+        }
+        let firstPass = try seal(1...300)
+        let secondPass = try seal(301...600)
+        try await store.append(secondPass)
+        try await store.append(firstPass)
+        #expect(await wait(.seconds(2)) { mailer.pings.events.count >= 600 })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(Set(mailer.pings.events.map(\.n)) == Set(1...600), "\(mailer.pings.events.count) of 600")
+        let issues = mailer.issues.events
+        #expect(issues.isEmpty, "\(issues.count) issues, the first \(issues.first.map { "\($0)" } ?? "")")
+        await mailer.stop()
+    }
+
+    @Test(
+        "dead letters: cleanUp never deletes one; requeued while the holder changes, each marked once and listed as requeued"
+    )
+    func deadLettersAcrossHolders() async throws {
+        let store = InMemoryDurableStore()
+        let shop = ComboNode(store, consumer: "shop")
+        let first = ComboNode(store, consumer: "mailer")
+        let second = ComboNode(store, consumer: "mailer")
+        await first.start()
+        await second.start()
+        for n in 1...4 { try await shop.bridge.publish(Ping(from: "shop", n: n)) }
+        #expect(await wait(.seconds(1)) { first.pings.events.count == 4 })
+        let events = try await store.cursor(DurableConsumerID("audit"), owner: UUID()).read(after: 0, through: 4, limit: 10)
+        for event in events.prefix(3) {
+            _ = try await store.deadLetter(event, of: "mailer", wireName: "test.ping.v1", attempts: 3, reason: "boom")
+        }
+        var deleted = 0
+        let deadline = ContinuousClock.now + .seconds(1)
+        while store.count > 0, ContinuousClock.now < deadline {  // the last batch acknowledged
+            deleted += try await store.cleanUp(DurableRetention(count: 0))
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(deleted == 4 && store.count == 0)
+        async let handedOver: Void = first.stop()
+        async let marked = store.requeueDeadLetters(nil, of: "mailer")
+        let (count, _) = try await (marked, handedOver)
+        #expect(count == 3)
+        #expect(await wait(.seconds(1)) { second.redelivered == 0 && second.statuses.events.count >= 1 })
+        #expect(try await store.requeueDeadLetters(nil, of: "mailer") == 0, "marked twice")
+        let letters = try await store.deadLetters(of: "mailer", after: 0, limit: 10)
+        #expect(letters.map(\.eventID) == events.prefix(3).map(\.position))
+        #expect(letters.allSatisfy { $0.requeuedAt != nil && $0.envelope.contains("\"n\":") })
+        try await shop.bridge.publish(Ping(from: "shop", n: 5))
+        #expect(await wait(.seconds(1)) { second.pings.events.map(\.n) == [5] })
+        #expect(first.issues.events.filter { if case .standingBy = $0 { false } else { true } }.isEmpty)
+        #expect(second.gapReports.isEmpty && second.redelivered == 0, "\(second.issues.events)")
+        await second.stop()
+    }
+
+    @Test(
+        "stress: 8 publishers × 500 events, two consumers (one restarted 4 times), a cleanup loop: each event once per consumer, in order per origin"
+    )
+    func stress() async throws {
+        let store = InMemoryDurableStore()
+        let reading = DurableReading(batchSize: 100, leaseDuration: .seconds(1), pollInterval: .milliseconds(100))
+        let publishers = (0..<8).map { ComboNode(store, consumer: "shop-\($0)") }
+        let steady = ComboNode(store, consumer: "steady", reading: reading)
+        let restarted = ComboNode(store, consumer: "restarted", reading: reading)
+        await steady.start()
+        await restarted.start()
+        let started = ContinuousClock.now
+        let cleaning = Task {
+            var deleted = 0
+            while !Task.isCancelled {
+                deleted += (try? await store.cleanUp(DurableRetention())) ?? 0
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            return deleted
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, publisher) in publishers.enumerated() {
+                group.addTask {
+                    for n in 1...500 { try await publisher.bridge.publish(Ping(from: "\(index)", n: n)) }
+                }
+            }
+            for _ in 0..<4 {
+                try await Task.sleep(for: .milliseconds(40))
+                await restarted.stop()
+                try await Task.sleep(for: .milliseconds(10))
+                await restarted.start()
+            }
+            try await group.waitForAll()
+        }
+        for consumer in [steady, restarted] {
+            #expect(await wait(.seconds(2)) { consumer.pings.events.count >= 4_000 })
+        }
+        let elapsed = ContinuousClock.now - started
+        cleaning.cancel()
+        let deleted = await cleaning.value
+        try await Task.sleep(for: .milliseconds(50))
+        for consumer in [steady, restarted] {
+            let pings = consumer.pings.events
+            #expect(pings.count == 4_000, "\(pings.count) delivered")
+            for origin in 0..<8 {
+                #expect(pings.filter { $0.from == "\(origin)" }.map(\.n) == Array(1...500), "origin \(origin)")
+            }
+            #expect(consumer.issues.events.isEmpty, "\(consumer.issues.events.prefix(3))")
+        }
+        print(
+            "durable stress: 8 × 500 events, 2 consumers, 4 restarts in \(elapsed): \(steady.pings.events.count) + \(restarted.pings.events.count) delivered, \(restarted.statuses.events.count) statuses, \(deleted) deleted by the cleanup loop, \(store.count) kept"
+        )
+        for consumer in [steady, restarted] { await consumer.stop() }
+    }
+}
+
+/// Ping's shape as version 1 of "test.ping".
+struct ComboPingV1: Codable {
+    let from: String
+    let n: Int
 }

@@ -127,7 +127,8 @@ final class ComboNode: Sendable {
         let before = statuses.events.count(where: Self.isListening)
         let bridge = self.bridge
         running.append(Task { try await bridge.run() })
-        #expect(await wait(.seconds(2)) { self.statuses.events.count(where: Self.isListening) > before }, "not listening")
+        #expect(
+            await wait(.seconds(2)) { self.statuses.events.count(where: Self.isListening) > before }, "not listening")
     }
 
     /// Stops the bridge; waits (2 s at most) until its run returned.
@@ -206,6 +207,47 @@ struct DurableCombinationTests {
         #expect(mailer.gapReports.isEmpty, "a loss reported twice: \(mailer.gapReports)")
         #expect(mailer.redelivered == 0)
         await mailer.stop()
+    }
+
+    @Test(
+        "retention while a running consumer's slow batch is in progress: the batch kept, the deleted events reported expired once, no gap reported"
+    )
+    func retentionDuringBatch() async throws {
+        let store = InMemoryDurableStore()
+        let shop = ComboNode(store, consumer: "shop")
+        let mailer = ComboNode(store, consumer: "mailer", slow: 0.02)
+        await mailer.start()
+        for n in 1...20 { try await shop.bridge.publish(Ping(from: "shop", n: n)) }
+        #expect(await wait(.seconds(1)) { store.count == 20 && mailer.pings.events.count >= 1 })
+        let deleted = try await store.cleanUp(DurableRetention(count: 3))
+        #expect(await wait(.seconds(2)) { mailer.pings.events.last?.n == 20 })
+        try await Task.sleep(for: .milliseconds(50))
+        let delivered = mailer.pings.events.map(\.n)
+        #expect(increasing(delivered), "\(delivered)")
+        #expect(deleted > 0 && delivered.count + mailer.expired == 20, "\(delivered), \(mailer.expired) expired")
+        #expect(mailer.gapReports.isEmpty, "a loss reported twice: \(mailer.gapReports)")
+        await mailer.stop()
+    }
+
+    @Test("an expired report excuses as many skipped sequences from the store, no more; a live gap is still counted")
+    func expiredExcusesGaps() async throws {
+        let bridge = RemoteBridge(bus: EventBus(), transport: InMemoryNetwork().makeTransport())
+        bridge.register(Ping.self, as: "test.ping.v1")
+        let issues = Recorded(BridgeIssue.self, on: bridge.bus)
+        let origin = UUID()
+        func ping(_ n: Int) -> String {
+            envelope(origin: origin, sequence: UInt64(n), payload: #"{"from":"x","n":\#(n)}"#)
+        }
+        _ = await bridge.inbox.deliverAndWait([ping(1)])
+        bridge.inbox.expired(consumer: "c", count: 3)
+        _ = await bridge.inbox.deliverAndWait([ping(5), ping(10)])  // 2, 3, 4 expired; 6...9 missed
+        #expect(await wait(.seconds(1)) { issues.events.count == 2 })
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(
+            issues.events.map(\.description) == [
+                BridgeIssue.expired(consumer: "c", count: 3).description,
+                BridgeIssue.missed(origin: origin, count: 4, before: 10).description,
+            ])
     }
 
     @Test(
@@ -409,7 +451,9 @@ struct DurableCombinationTests {
     )
     func scheduledTwoFirers() async throws {
         let store = InMemoryDurableStore()
-        let shops = [ComboNode(store, consumer: "shop-a", key: key(7)), ComboNode(store, consumer: "shop-b", key: key(7))]
+        let shops = [
+            ComboNode(store, consumer: "shop-a", key: key(7)), ComboNode(store, consumer: "shop-b", key: key(7)),
+        ]
         let mailer = ComboNode(store, consumer: "mailer", key: key(7))
         await mailer.start()
         let schedulers = shops.map { DurableScheduler(store: store, bridge: $0.bridge, channel: "durable") }
@@ -435,9 +479,12 @@ struct DurableCombinationTests {
         try await Task.sleep(for: .milliseconds(50))
         let delivered = mailer.pings.events.map(\.n)
         #expect(delivered.count == expected.count && Set(delivered) == expected, "\(delivered.sorted())")
-        #expect(mailer.issues.events.filter { if case .standingBy = $0 { false } else { true } }.isEmpty,
+        #expect(
+            mailer.issues.events.filter { if case .standingBy = $0 { false } else { true } }.isEmpty,
             "\(mailer.issues.events)")
-        print("scheduled, two firers: \(delivered.count) fired, \(cancelled.count) cancelled, \(outcomes.count - cancelled.count) fired before their cancel")
+        print(
+            "scheduled, two firers: \(delivered.count) fired, \(cancelled.count) cancelled, \(outcomes.count - cancelled.count) fired before their cancel"
+        )
         await mailer.stop()
     }
 
@@ -456,7 +503,8 @@ struct DurableCombinationTests {
             try numbers.map { n in
                 let id = UUID()
                 let pending = try scheduler.pendingEvent(for: Ping(from: "s", n: n), id: id)
-                return try shop.bridge.seal(pending, binding: DurableScheduler<InMemoryDurableStore>.binding(channel: "durable", id: id))
+                return try shop.bridge.seal(
+                    pending, binding: DurableScheduler<InMemoryDurableStore>.binding(channel: "durable", id: id))
             }
         }
         let firstPass = try seal(1...300)
@@ -483,7 +531,8 @@ struct DurableCombinationTests {
         await second.start()
         for n in 1...4 { try await shop.bridge.publish(Ping(from: "shop", n: n)) }
         #expect(await wait(.seconds(1)) { first.pings.events.count == 4 })
-        let events = try await store.cursor(DurableConsumerID("audit"), owner: UUID()).read(after: 0, through: 4, limit: 10)
+        let events = try await store.cursor(DurableConsumerID("audit"), owner: UUID()).read(
+            after: 0, through: 4, limit: 10)
         for event in events.prefix(3) {
             _ = try await store.deadLetter(event, of: "mailer", wireName: "test.ping.v1", attempts: 3, reason: "boom")
         }

@@ -379,6 +379,28 @@ struct DurableCombinationTests {
         await upgraded.stop()
     }
 
+    @Test("a held event across a store interruption: reported once by the bridge that holds it, never acknowledged")
+    func heldAcrossInterruption() async throws {
+        let store = FaultyStore()
+        let oldShop = ComboNode(store, consumer: "old-shop", registering: Self.old)
+        let newShop = ComboNode(store, consumer: "new-shop", registering: Self.upgraded)
+        let mailer = ComboNode(store, consumer: "mailer", registering: Self.old)
+        await mailer.start()
+        try await oldShop.bridge.publish(Ping(from: "old", n: 1))
+        try await newShop.bridge.publish(Ping(from: "new", n: 2))
+        try await oldShop.bridge.publish(Ping(from: "old", n: 3))
+        #expect(await wait(.seconds(1)) { mailer.held == 1 })
+        store.faults.fail("claim")
+        #expect(
+            await wait(.seconds(1)) {
+                mailer.statuses.events.contains { if case .resumed = $0 { true } else { false } }
+            })
+        try await Task.sleep(for: .milliseconds(250))  // two polls after the resume
+        #expect(mailer.pings.events.map(\.n) == [1])
+        #expect(mailer.held == 1, "\(mailer.issues.events)")
+        await mailer.stop()
+    }
+
     @Test(
         "retention deletes the event a consumer holds at: reported expired with those after it, once, not as a gap; the consumer goes on"
     )

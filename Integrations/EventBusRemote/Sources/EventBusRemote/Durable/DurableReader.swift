@@ -216,14 +216,21 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
         let stored = try await cursor.open()
         // Another bridge of the consumer held the lease since this one last read: the events it
         // handled are no gap of their origins here (a failed publish after them still is one).
-        if !continuing { inbox.storeSkipped() }
+        if !continuing {
+            inbox.storeSkipped()
+            state.recordHeld(nil)
+        }
         if continuing {
+            // A hold it reported is not reported again.
+            var progress = DurableProgress(position: stored.position)
+            progress.heldAt = state.heldAt
             if let handled = state.handled, handled > stored.position {
                 try await acknowledge(handled, inbox)
-                return DurableProgress(position: handled)
+                progress.position = handled
+                return progress
             }
             if stored.expired > 0 { try await acknowledge(stored.position, inbox) }
-            return DurableProgress(position: stored.position)
+            return progress
         }
         if stored.expired > 0 { try await acknowledge(stored.position, inbox) }
         let redeliverThrough = stored.claimed.flatMap { $0 > stored.position ? $0 : nil }
@@ -271,7 +278,10 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
             ? RemoteInbox.StoredBatch(handled: 0, held: nil)
             : await inbox.deliverAndWait(events.map(\.envelope), subset: cursor.id.partition != nil)
         guard let reason = batch.held else {
-            progress.heldAt = nil
+            if progress.heldAt != nil {
+                progress.heldAt = nil
+                state.recordHeld(nil)
+            }
             progress.position = claim.last
             if let through = progress.redeliverThrough, claim.last >= through { progress.redeliverThrough = nil }
             state.recordHandled(claim.last)
@@ -307,6 +317,7 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
     ) {
         guard progress.heldAt != position else { return }
         progress.heldAt = position
+        state.recordHeld(position)
         note("consumer \(consumer) holds at \(position): \(reason)")
         inbox.held(consumer: consumer, reason: "\(DurableReader.describe(position)): \(reason)")
     }

@@ -469,6 +469,44 @@ struct DurableCombinationTests {
     }
 
     @Test(
+        "retention while one partition's member is stopped: it reports only its own partition's deleted events as expired, the other member loses nothing"
+    )
+    func partitionRetention() async throws {
+        let store = InMemoryDurableStore()
+        let shop = ComboNode(store, consumer: "shop")
+        let members = (0..<2).map { ComboNode(store, consumer: DurableConsumerID(group: "chat", partition: $0, of: 2)) }
+        for member in members { await member.start() }
+        for n in 1...10 { try await shop.bridge.publish(RoomMessage(room: "room-\(n % 4)", n: n)) }
+        let received = { members.map(\.rooms.events.count).reduce(0, +) }
+        #expect(await wait(.seconds(1)) { received() == 10 })
+        await members[1].stop()
+        for n in 11...40 { try await shop.bridge.publish(RoomMessage(room: "room-\(n % 4)", n: n)) }
+        #expect(
+            await wait(.seconds(1)) { store.count >= 30 && members[0].rooms.events.last.map { $0.n > 30 } ?? false })
+        try await Task.sleep(for: .milliseconds(30))  // the running member between two batches
+        _ = try await store.cleanUp(DurableRetention(count: 4))
+        await members[1].start()
+        #expect(await wait(.seconds(1)) { members[1].rooms.events.last?.n ?? 0 >= 37 })
+        try await Task.sleep(for: .milliseconds(50))
+        let partition = DurablePartition(group: "chat", index: 1, count: 2)
+        let ownAfterStop = (11...40).filter { n in
+            partition.contains(
+                hash: RemoteBridge.orderingHash(
+                    ofEnvelope: #"{"v":3,"o":"\#(UUID().uuidString)","s":1,"n":"x","k":"room-\#(n % 4)"}"#))
+        }
+        let gotAfterStop = members[1].rooms.events.map(\.n).filter { $0 > 10 }
+        #expect(increasing(gotAfterStop))
+        #expect(
+            gotAfterStop.count + members[1].expired == ownAfterStop.count,
+            "\(gotAfterStop) + \(members[1].expired) expired of \(ownAfterStop)")
+        #expect(
+            members[0].expired == 0
+                && members[0].rooms.events.map(\.n).filter { $0 > 10 }.count == 30 - ownAfterStop.count)
+        for member in members { #expect(member.gapReports.isEmpty, "\(member.gapReports)") }
+        for member in members { await member.stop() }
+    }
+
+    @Test(
         "scheduled events fired by two firers at once while the consumer restarts, cancels racing them: each fired event once, a cancelled one never"
     )
     func scheduledTwoFirers() async throws {
@@ -518,6 +556,7 @@ struct DurableCombinationTests {
         let shop = ComboNode(store, consumer: "shop")
         let mailer = ComboNode(store, consumer: "mailer", reading: DurableReading(batchSize: 500))
         await mailer.start()
+        await shop.start()  // the firing bridge reads its own echo too
         let scheduler = DurableScheduler(store: store, bridge: shop.bridge, channel: "durable")
         // What two passes do when the second appends first: each seals its events (the bridge's
         // transactional series), then appends them.
@@ -533,12 +572,14 @@ struct DurableCombinationTests {
         let secondPass = try seal(301...600)
         try await store.append(secondPass)
         try await store.append(firstPass)
-        #expect(await wait(.seconds(2)) { mailer.pings.events.count >= 600 })
+        #expect(await wait(.seconds(2)) { mailer.pings.events.count >= 600 && shop.pings.events.count >= 600 })
         try await Task.sleep(for: .milliseconds(50))
         #expect(Set(mailer.pings.events.map(\.n)) == Set(1...600), "\(mailer.pings.events.count) of 600")
-        let issues = mailer.issues.events
+        #expect(Set(shop.pings.events.map(\.n)) == Set(1...600), "\(shop.pings.events.count) of 600 at the firer")
+        let issues = mailer.issues.events + shop.issues.events
         #expect(issues.isEmpty, "\(issues.count) issues, the first \(issues.first.map { "\($0)" } ?? "")")
         await mailer.stop()
+        await shop.stop()
     }
 
     @Test(

@@ -623,7 +623,7 @@ struct DurableCombinationTests {
     }
 
     @Test(
-        "stress: 8 publishers × 500 events, two consumers (one restarted 4 times), a cleanup loop: each event once per consumer, in order per origin"
+        "stress: 8 publishers × 500 events, three consumers (one restarted 4 times, one read by two bridges handing over 4 times), a cleanup loop: each event once per consumer, in order per origin"
     )
     func stress() async throws {
         let store = InMemoryDurableStore()
@@ -631,8 +631,11 @@ struct DurableCombinationTests {
         let publishers = (0..<8).map { ComboNode(store, consumer: "shop-\($0)") }
         let steady = ComboNode(store, consumer: "steady", reading: reading)
         let restarted = ComboNode(store, consumer: "restarted", reading: reading)
+        let shared = (0..<2).map { _ in ComboNode(store, consumer: "shared", reading: reading) }
         await steady.start()
         await restarted.start()
+        for bridge in shared { await bridge.start() }  // the second stands by
+        #expect(await wait(.seconds(1)) { shared[1].standingBy == 1 })
         let started = ContinuousClock.now
         let cleaning = Task {
             var deleted = 0
@@ -645,20 +648,29 @@ struct DurableCombinationTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, publisher) in publishers.enumerated() {
                 group.addTask {
-                    for n in 1...500 { try await publisher.bridge.publish(Ping(from: "\(index)", n: n)) }
+                    for n in 1...500 {
+                        try await publisher.bridge.publish(Ping(from: "\(index)", n: n))
+                        if n % 10 == 0 { try await Task.sleep(for: .milliseconds(12)) }  // ~0.6 s in all
+                    }
                 }
             }
-            for _ in 0..<4 {
+            for turn in 0..<4 {
                 try await Task.sleep(for: .milliseconds(40))
                 await restarted.stop()
+                let other = shared[1 - turn % 2]
+                let before = other.pings.events.count
+                await shared[turn % 2].stop()  // the other takes over
                 try await Task.sleep(for: .milliseconds(10))
                 await restarted.start()
+                #expect(await wait(.milliseconds(500)) { other.pings.events.count > before }, "no takeover")
+                await shared[turn % 2].start()  // and stands by
             }
             try await group.waitForAll()
         }
         for consumer in [steady, restarted] {
             #expect(await wait(.seconds(2)) { consumer.pings.events.count >= 4_000 })
         }
+        #expect(await wait(.seconds(2)) { shared.map(\.pings.events.count).reduce(0, +) >= 4_000 })
         let elapsed = ContinuousClock.now - started
         cleaning.cancel()
         let deleted = await cleaning.value
@@ -671,10 +683,23 @@ struct DurableCombinationTests {
             }
             #expect(consumer.issues.events.isEmpty, "\(consumer.issues.events.prefix(3))")
         }
+        let sharedPings = shared.flatMap(\.pings.events)
+        for origin in 0..<8 {
+            let numbers = sharedPings.filter { $0.from == "\(origin)" }.map(\.n)
+            #expect(numbers.sorted() == Array(1...500), "shared, origin \(origin): each once")
+            for bridge in shared {
+                #expect(increasing(bridge.pings.events.filter { $0.from == "\(origin)" }.map(\.n)))
+            }
+        }
+        for bridge in shared {
+            let issues = bridge.issues.events.filter { if case .standingBy = $0 { false } else { true } }
+            #expect(issues.isEmpty, "\(issues.prefix(3))")
+        }
+        let handovers = shared.map(\.standingBy).reduce(0, +)
         print(
-            "durable stress: 8 × 500 events, 2 consumers, 4 restarts in \(elapsed): \(steady.pings.events.count) + \(restarted.pings.events.count) delivered, \(restarted.statuses.events.count) statuses, \(deleted) deleted by the cleanup loop, \(store.count) kept"
+            "durable stress: 8 × 500 events, 3 consumers, 4 restarts, \(handovers) stand-bys in \(elapsed): \(steady.pings.events.count) + \(restarted.pings.events.count) + \(shared[0].pings.events.count)/\(shared[1].pings.events.count) delivered, \(restarted.statuses.events.count) statuses, \(deleted) deleted by the cleanup loop, \(store.count) kept"
         )
-        for consumer in [steady, restarted] { await consumer.stop() }
+        for consumer in [steady, restarted] + shared { await consumer.stop() }
     }
 }
 

@@ -313,6 +313,28 @@ struct DurableCombinationTests {
         await holder.stop()
     }
 
+    @Test(
+        "a stop whose batch outlasts the lease (slow subscriber) with a standby: the lease is renewed meanwhile, the standby takes over after it and delivers nothing again"
+    )
+    func stopOutlastingLease() async throws {
+        let store = InMemoryDurableStore()
+        let reading = DurableReading(batchSize: 5, leaseDuration: .milliseconds(300), pollInterval: .milliseconds(50))
+        let shop = ComboNode(store, consumer: "shop")
+        let holder = ComboNode(store, consumer: "mailer", reading: reading, slow: 0.1)
+        let standby = ComboNode(store, consumer: "mailer", reading: reading)
+        await holder.start()
+        await standby.start()
+        #expect(await wait(.seconds(1)) { standby.standingBy == 1 })
+        for n in 1...10 { try await shop.bridge.publish(Ping(from: "shop", n: n)) }
+        #expect(await wait(.seconds(1)) { holder.pings.events.count >= 2 })
+        await holder.stop()  // waits for the batch in progress (up to 500 ms, longer than the lease)
+        #expect(await wait(.seconds(2)) { (holder.pings.events + standby.pings.events).count >= 10 })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect((holder.pings.events + standby.pings.events).map(\.n) == Array(1...10))
+        #expect(standby.redelivered == 0 && standby.gapReports.isEmpty, "\(standby.issues.events)")
+        await standby.stop()
+    }
+
     @Test("two bridges of one consumer taking turns: neither reports the other's events as missed")
     func alternatingBridges() async throws {
         let store = InMemoryDurableStore()

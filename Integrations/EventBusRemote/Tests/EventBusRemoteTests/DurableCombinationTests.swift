@@ -570,6 +570,40 @@ struct DurableCombinationTests {
         await mailer.stop()
     }
 
+    @Test("300 cancels racing two firers event by event: each event fired once or cancelled, as each cancel says")
+    func cancelRacingFirers() async throws {
+        let store = InMemoryDurableStore()
+        let shop = ComboNode(store, consumer: "shop")
+        let scheduler = DurableScheduler(store: store, bridge: shop.bridge, channel: "durable")
+        let reader = store.cursor(DurableConsumerID("audit"), owner: UUID())
+        _ = try await reader.open()
+        var ids: [UUID] = []
+        for n in 1...300 { ids.append(try await scheduler.publish(Ping(from: "s", n: n), after: .zero)) }
+        let firers = (0..<2).map { _ in
+            Task {
+                var fired = 0
+                while !Task.isCancelled {
+                    let taken = try await store.fireDue(lookingAhead: .zero, limit: 1) { $0.id.uuidString }
+                    fired += taken
+                    if taken == 0 { return fired }
+                    await Task.yield()
+                }
+                return fired
+            }
+        }
+        var outcomes: [UUID: ScheduledEventCancellation] = [:]
+        for id in ids { outcomes[id] = try await scheduler.cancel(id) }
+        let fired = try await firers[0].value + firers[1].value
+        let epoch = try #require(try await reader.takeLease(for: .seconds(5)))
+        let claim = try await reader.claim(after: 0, limit: 1_000, epoch: epoch)
+        let stored = try await reader.read(after: 0, through: claim?.last ?? 0, limit: 1_000).map(\.envelope)
+        #expect(stored.count == Set(stored).count && stored.count == fired, "each fired once")
+        let alreadyFired = Set(outcomes.filter { $0.value == .alreadyFired }.keys.map(\.uuidString))
+        #expect(Set(stored) == alreadyFired, "\(stored.count) stored, \(alreadyFired.count) said fired")
+        #expect(outcomes.values.allSatisfy { $0 == .cancelled || $0 == .alreadyFired })
+        print("cancels racing two firers: \(fired) fired, \(300 - fired) cancelled")
+    }
+
     @Test(
         "two firing passes of one bridge appended out of order, further apart than the duplicate window: every event delivered from the store"
     )

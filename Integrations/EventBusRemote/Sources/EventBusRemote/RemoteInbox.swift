@@ -34,6 +34,9 @@ public final class RemoteInbox: Sendable {
         var heartbeatsSent: UInt64 = 0
         /// When the current listening period began: the run's first listening, or the last resume.
         var listeningSince: Date?
+        /// Events retention deleted before a durable consumer read them (reported `expired`) whose
+        /// sequences have not shown as a gap yet: so many skipped sequences are not `missed`.
+        var expiredUnmatched: UInt64 = 0
     }
 
     init(core: RemoteBridge.Core, window: Int) {
@@ -217,6 +220,8 @@ public final class RemoteInbox: Sendable {
     /// if expired > 0 { inbox.expired(consumer: name, count: expired) }
     /// ```
     public func expired(consumer: String, count: Int) {
+        // The gaps they leave in their origins' sequences are this report, not `missed` too.
+        state.withLock { $0.expiredUnmatched += UInt64(max(0, count)) }
         core.report(.expired(consumer: consumer, count: count))
     }
 
@@ -294,19 +299,34 @@ public final class RemoteInbox: Sendable {
     /// From a store that hands this receiver a subset of each origin's events (see
     /// ``deliverAndWait(_:subset:)``): gaps are not counted, and an envelope older than the window is
     /// delivered. From any store: an origin first heard after an interruption is no sign of a loss
-    /// (a durable transport's interruption loses nothing: its cursor waits).
+    /// (a durable transport's interruption loses nothing: its cursor waits); a transactional
+    /// envelope older than the window is delivered (its series is not stored in sequence order);
+    /// and a gap of events reported `expired` is not reported `missed` too.
     private func admit(
         _ envelope: Envelope.Received, event: Registry.Decoded? = nil, refused: BridgeIssue? = nil,
         from source: Source
     ) {
         let origin = envelope.stream.origin
-        var verdict = state.withLock { $0.history.admit(envelope) }
+        var verdict = state.withLock { state in
+            var verdict = state.history.admit(envelope)
+            // From a store, a gap of events retention deleted is reported as `expired` already.
+            if source.isStore, case .deliver(let missed?) = verdict, missed > 0, state.expiredUnmatched > 0 {
+                let excused = min(missed, state.expiredUnmatched)
+                state.expiredUnmatched -= excused
+                verdict = .deliver(missed: missed - excused)
+            }
+            return verdict
+        }
         if source == .store(subset: true) {
             switch verdict {
             case .deliver, .older: verdict = .deliver(missed: 0)
             case .duplicate: break
             }
         } else if source.isStore, verdict == .deliver(missed: nil) {
+            verdict = .deliver(missed: 0)
+        } else if source.isStore, envelope.stream.transactional, case .older = verdict {
+            // A transactional series is sealed in one order and stored in another (two firing
+            // passes, two transactions): far behind its latest is no replay from a store.
             verdict = .deliver(missed: 0)
         }
         switch verdict {
@@ -411,6 +431,14 @@ public final class RemoteInbox: Sendable {
     /// repeat them on purpose, or skip some, as announced.
     func forgetDelivered() {
         state.withLock { $0.history = ReceiveHistory(window: $0.history.window, streams: $0.history.streams) }
+    }
+
+    /// Counts no gap at each origin's next event read from the store (duplicates are still
+    /// dropped), for a durable consumer whose skipped events are accounted for otherwise: another
+    /// bridge of the consumer handled them (it took the lease since this one last read), or
+    /// retention deleted them (reported as `expired`). O(1).
+    func storeSkipped() {
+        state.withLock { $0.history.forgiveGaps() }
     }
 
     /// Forgets the listening state, for a new ``RemoteBridge/run()``.

@@ -214,13 +214,23 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
     /// stored cursor, with the claim of a predecessor that died mid-batch to announce.
     public func resume(_ inbox: RemoteInbox, continuing: Bool) async throws -> DurableProgress<Position> {
         let stored = try await cursor.open()
+        // Another bridge of the consumer held the lease since this one last read: the events it
+        // handled are no gap of their origins here (a failed publish after them still is one).
+        if !continuing {
+            inbox.storeSkipped()
+            state.recordHeld(nil)
+        }
         if continuing {
+            // A hold it reported is not reported again.
+            var progress = DurableProgress(position: stored.position)
+            progress.heldAt = state.heldAt
             if let handled = state.handled, handled > stored.position {
                 try await acknowledge(handled, inbox)
-                return DurableProgress(position: handled)
+                progress.position = handled
+                return progress
             }
             if stored.expired > 0 { try await acknowledge(stored.position, inbox) }
-            return DurableProgress(position: stored.position)
+            return progress
         }
         if stored.expired > 0 { try await acknowledge(stored.position, inbox) }
         let redeliverThrough = stored.claimed.flatMap { $0 > stored.position ? $0 : nil }
@@ -256,6 +266,11 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
         DurableProgress<Position>, more: Bool
     ) {
         var progress = progress
+        if progress.heldAt != nil, try await cursor.open().expired > 0 {
+            // Holding, the held event is not claimed: retention may delete it and those after it.
+            // Reported as expired before the events after them are delivered (no gap reported too).
+            try await acknowledge(progress.position, inbox)
+        }
         guard let (events, claim) = try await claimAndRead(after: progress.position) else { return (progress, false) }
         announceRedelivery(of: events, in: &progress, inbox)
         let batch =
@@ -263,6 +278,10 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
             ? RemoteInbox.StoredBatch(handled: 0, held: nil)
             : await inbox.deliverAndWait(events.map(\.envelope), subset: cursor.id.partition != nil)
         guard let reason = batch.held else {
+            if progress.heldAt != nil {
+                progress.heldAt = nil
+                state.recordHeld(nil)
+            }
             progress.position = claim.last
             if let through = progress.redeliverThrough, claim.last >= through { progress.redeliverThrough = nil }
             state.recordHandled(claim.last)
@@ -298,6 +317,7 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
     ) {
         guard progress.heldAt != position else { return }
         progress.heldAt = position
+        state.recordHeld(position)
         note("consumer \(consumer) holds at \(position): \(reason)")
         inbox.held(consumer: consumer, reason: "\(DurableReader.describe(position)): \(reason)")
     }

@@ -1,5 +1,5 @@
-/// What a ``DurableReader`` remembers of its cursor across reconnections: the lease it holds and
-/// the last event it saw handled.
+/// What a ``DurableReader`` remembers of its cursor across reconnections: the lease it holds, the
+/// last event it saw handled and the event it holds at (reported once).
 ///
 /// A transport keeps one per cursor for as long as its bridge runs, and gives it to every reader
 /// it makes for that cursor (one per connection): a reader that reconnects continues from what it
@@ -14,6 +14,7 @@ public final class DurableReaderState<Position: Comparable & Sendable>: Sendable
 
     private struct State {
         var handled: Position?
+        var heldAt: Position?
         var epoch: Int64?
         var lastEpoch: Int64?
     }
@@ -26,6 +27,14 @@ public final class DurableReaderState<Position: Comparable & Sendable>: Sendable
 
     /// The last event handled by this process, if any.
     public var handled: Position? { state.withLock { $0.handled } }
+
+    /// The event this process holds at (reported already), if any.
+    public var heldAt: Position? { state.withLock { $0.heldAt } }
+
+    /// Records the event this process holds at and reported (`nil`: it holds no more).
+    public func recordHeld(_ position: Position?) {
+        state.withLock { $0.heldAt = position }
+    }
 
     /// Records `position` as handled by this process.
     public func recordHandled(_ position: Position) {

@@ -16,10 +16,16 @@ struct ReceiveHistory {
     /// with a sequence above 1 may have lost its beginning.
     var hasBeenInterrupted = false
 
+    /// Incremented by ``forgiveGaps()``: a series last admitted under an older value counts no gap
+    /// at its next sequence.
+    private var generation = 0
+
     private struct Series {
         var highest: UInt64
         /// Slot `sequence % window` holds that sequence and its digest, for the last `window`.
         var slots: [(sequence: UInt64, digest: UInt64)]
+        /// The ``ReceiveHistory/generation`` it was last admitted under.
+        var generation: Int
     }
 
     /// What to do with an authenticated, decoded envelope.
@@ -48,17 +54,25 @@ struct ReceiveHistory {
             remember(stream)
             var slots = Array(repeating: (sequence: UInt64(0), digest: UInt64(0)), count: window)
             slots[slot] = (sequence, envelope.digest)
-            series[stream] = Series(highest: sequence, slots: slots)
+            series[stream] = Series(highest: sequence, slots: slots, generation: generation)
             let unknown = !stream.transactional && sequence > 1 && hasBeenInterrupted
             return .deliver(missed: unknown ? nil : 0)
         }
         if held.sequence == sequence { return .duplicate(sameEnvelope: held.digest == envelope.digest) }
         if sequence <= highest && highest - sequence >= UInt64(window) { return .older(highest: highest) }
-        let missed = !stream.transactional && sequence > highest ? sequence - highest - 1 : 0
+        let forgiven = series[stream]?.generation != generation
+        let missed = !stream.transactional && !forgiven && sequence > highest ? sequence - highest - 1 : 0
         // In place: the slots are not copied.
         series[stream]?.highest = max(highest, sequence)
+        series[stream]?.generation = generation
         series[stream]?.slots[slot] = (sequence, envelope.digest)
         return .deliver(missed: missed)
+    }
+
+    /// Counts no gap at the next sequence of each series seen so far (duplicates are still
+    /// dropped): the events in between were accounted for elsewhere. O(1).
+    mutating func forgiveGaps() {
+        generation &+= 1
     }
 
     /// Records that `stream` is tracked, forgetting the oldest-seen series when there are too many.

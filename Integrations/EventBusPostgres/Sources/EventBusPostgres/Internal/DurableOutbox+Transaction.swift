@@ -49,10 +49,12 @@ extension DurableOutbox {
             return (progress, false)
         }
         let (last, claimed) = (claim.last, claim.count)
+        // Reported before the events after them reach the bus (`DurableReader.batch`).
+        let reported = reader.reportExpired(claim, inbox)
         guard let first = rows.first else {
             // Every claimed row was deleted by retention meanwhile: counted as expired, passed.
             try await transaction(on: connection) {
-                try await reader.acknowledge(last, inbox)
+                try await reader.acknowledge(last, inbox, reported: reported)
             }
             progress.position = last
             return (progress, claimed >= settings.batchSize)
@@ -128,7 +130,8 @@ extension DurableOutbox {
                     end =
                         held != nil || handled.count < rows.count ? (handled.last?.position ?? progress.position) : last
                     try await reader.acknowledge(
-                        end, inbox, claim: held == nil ? .keep : .releaseTo(progress.redeliverThrough))
+                        end, inbox, claim: held == nil ? .keep : .releaseTo(progress.redeliverThrough),
+                        reported: reported)
                 }
                 break
             } catch let failure as OptimisticFailure {

@@ -464,9 +464,13 @@ struct DurableOutbox: Sendable {
     /// read (the horizon): the rows between are other partitions', so the cursor of a partition
     /// that gets few events still moves, and the outbox's cleanup can delete what all have passed.
     /// Throws `leaseLost` when the lease of `epoch` is not this bridge's (nothing claimed), in the
-    /// same statement: fenced off is not "nothing to read".
+    /// same statement: fenced off is not "nothing to read". Returns the cursor's expired count too
+    /// (``DurableClaim/expired``), as the claim's UPDATE returns it: a cleanup that committed while
+    /// the claim waited for the cursor's row deleted rows of the batch this statement's snapshot
+    /// selected, and counted them there (the snapshot's count would miss them, and the gap they
+    /// leave would read as `missed`).
     func claimBatch(after position: Position, limit: Int, epoch: Int64, on connection: PostgresConnection)
-        async throws -> (Position, Int)?
+        async throws -> (Position, Int, expired: Int)?
     {
         let rows = try await connection.query(
             """
@@ -497,18 +501,20 @@ struct DurableOutbox: Sendable {
                 UPDATE eventbus_cursors c SET claimed_xid = last.xid, claimed_id = last.id FROM last
                 WHERE c.channel = \(channel) AND c.consumer = \(settings.consumer) AND c.owner = \(member)
                     AND c.lease_epoch = \(epoch)
-                    AND (c.claimed_xid IS NULL OR (c.claimed_xid, c.claimed_id) < (last.xid, last.id)))
-            SELECT l.xid::text, l.id, l.n, EXISTS (
-                SELECT 1 FROM eventbus_cursors k
-                WHERE k.channel = \(channel) AND k.consumer = \(settings.consumer)
-                    AND k.owner = \(member) AND k.lease_epoch = \(epoch)) AS held
-            FROM (SELECT 1) AS one LEFT JOIN last l ON true
+                    AND (c.claimed_xid IS NULL OR (c.claimed_xid, c.claimed_id) < (last.xid, last.id))
+                RETURNING c.expired)
+            SELECT l.xid::text, l.id, l.n, coalesce((SELECT expired FROM claim), k.expired)
+            FROM (SELECT 1) AS one LEFT JOIN last l ON true LEFT JOIN eventbus_cursors k
+                ON k.channel = \(channel) AND k.consumer = \(settings.consumer)
+                    AND k.owner = \(member) AND k.lease_epoch = \(epoch)
             """, logger: logger)
-        var last: (Position, Int)?
+        var last: (Position, Int, expired: Int)?
         var held = false
-        for try await (xid, id, count, fenced) in rows.decode((String?, Int64?, Int64?, Bool).self) {
-            held = fenced
-            if let xid, let id, let count { last = (Position(xid: UInt64(xid) ?? 0, id: id), Int(count)) }
+        for try await (xid, id, count, expired) in rows.decode((String?, Int64?, Int64?, Int64?).self) {
+            held = expired != nil
+            if let xid, let id, let count {
+                last = (Position(xid: UInt64(xid) ?? 0, id: id), Int(count), Int(expired ?? 0))
+            }
         }
         // Fenced off (another bridge took the lease, or a reset bumped its epoch): nothing claimed.
         guard held else { throw PostgresEventBridgeError.leaseLost(consumer: settings.consumer) }

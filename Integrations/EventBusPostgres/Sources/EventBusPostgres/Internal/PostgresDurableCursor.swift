@@ -60,7 +60,7 @@ struct PostgresDurableCursor: DurableCursor {
                 try await outbox.claimBatch(after: position, limit: limit, epoch: epoch, on: connection)
             }
         }
-        return claimed.map { DurableClaim(last: $0.0, count: $0.1) }
+        return claimed.map { DurableClaim(last: $0.0, count: $0.1, expired: $0.expired) }
     }
 
     func read(after position: DurableOutbox.Position, through last: DurableOutbox.Position, limit: Int) async throws

@@ -37,7 +37,8 @@ public protocol DurableCursor: Sendable {
     /// `epoch`: the claim's end only moves forward. Returns the claimed batch's last position and
     /// how many events it holds, or `nil` when there is nothing to read. A partition's batch that
     /// is not full ends at the last event any partition may read, so that its cursor moves past
-    /// the others' events. Throws ``leaseLost`` if `epoch` is not held.
+    /// the others' events. The claim carries the cursor's expired count (what the next
+    /// ``acknowledge(_:claim:epoch:)`` returns). Throws ``leaseLost`` if `epoch` is not held.
     func claim(after position: Position, limit: Int, epoch: Int64) async throws -> DurableClaim<Position>?
 
     /// The events after `position` through `last`, in order (this cursor's partition's only).

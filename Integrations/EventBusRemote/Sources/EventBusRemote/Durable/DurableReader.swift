@@ -266,12 +266,11 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
         DurableProgress<Position>, more: Bool
     ) {
         var progress = progress
-        if progress.heldAt != nil, try await cursor.open().expired > 0 {
-            // Holding, the held event is not claimed: retention may delete it and those after it.
-            // Reported as expired before the events after them are delivered (no gap reported too).
-            try await acknowledge(progress.position, inbox)
-        }
         guard let (events, claim) = try await claimAndRead(after: progress.position) else { return (progress, false) }
+        // Events retention deleted since the last acknowledgement (a held event and those after it
+        // among them: a hold claims nothing), reported before the events after them are delivered,
+        // so that the gaps they leave read as `expired`, not as `missed` too.
+        let reported = reportExpired(claim, inbox)
         announceRedelivery(of: events, in: &progress, inbox)
         let batch =
             events.isEmpty
@@ -285,13 +284,14 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
             progress.position = claim.last
             if let through = progress.redeliverThrough, claim.last >= through { progress.redeliverThrough = nil }
             state.recordHandled(claim.last)
-            try await acknowledge(claim.last, inbox)
+            try await acknowledge(claim.last, inbox, reported: reported)
             return (progress, claim.count >= settings.batchSize)
         }
         if batch.handled > 0 { progress.position = events[batch.handled - 1].position }
         if let through = progress.redeliverThrough, progress.position >= through { progress.redeliverThrough = nil }
         state.recordHandled(progress.position)
-        try await acknowledge(progress.position, inbox, claim: .releaseTo(progress.redeliverThrough))
+        try await acknowledge(
+            progress.position, inbox, claim: .releaseTo(progress.redeliverThrough), reported: reported)
         hold(at: events[batch.handled].position, reason, in: &progress, inbox)
         return (progress, false)
     }
@@ -323,12 +323,21 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
     }
 
     /// Moves the cursor to `position` (fenced by the lease) and reports the events retention
-    /// deleted before this consumer read them (`BridgeIssue.expired`).
+    /// deleted before this consumer read them (`BridgeIssue.expired`), but for the `reported` of
+    /// them that ``reportExpired(_:_:)`` reported at the claim.
     public func acknowledge(
-        _ position: Position, _ inbox: RemoteInbox, claim: DurableClaimUpdate<Position> = .keep
+        _ position: Position, _ inbox: RemoteInbox, claim: DurableClaimUpdate<Position> = .keep, reported: Int = 0
     ) async throws {
-        let expired = try await cursor.acknowledge(position, claim: claim, epoch: try epoch)
+        let expired = try await cursor.acknowledge(position, claim: claim, epoch: try epoch) - reported
         if expired > 0 { inbox.expired(consumer: consumer, count: expired) }
+    }
+
+    /// Reports the expired events `claim` carries (`BridgeIssue.expired`) before its batch is
+    /// delivered; returns how many, for the acknowledgement (``acknowledge(_:_:claim:reported:)``),
+    /// which returns them again.
+    public func reportExpired(_ claim: DurableClaim<Position>, _ inbox: RemoteInbox) -> Int {
+        if claim.expired > 0 { inbox.expired(consumer: consumer, count: claim.expired) }
+        return max(0, claim.expired)
     }
 
     /// How a hold names its event: the position's own description when it has one.

@@ -141,7 +141,7 @@ public struct InMemoryDurableCursor: DurableCursor {
             if state.cursors[id.name]?.claimed.map({ $0 < last }) ?? true {
                 state.cursors[id.name]?.claimed = last
             }
-            return DurableClaim(last: last, count: count)
+            return DurableClaim(last: last, count: count, expired: state.cursors[id.name]?.expired ?? 0)
         }
     }
 

@@ -318,6 +318,10 @@ struct StoreChecks<Store: DurableStore> {
         let rest = try await claimAndRead(b, after: stateB.position, epoch: epochB)
         try expect(rest.claim.count == 3, "b claimed \(rest.claim.count) of the 3 kept")
         try expect(rest.events.map(\.envelope) == Array(appended[7...]), "b read \(rest.events.count) events")
+        let nextA = try await claimAndRead(a, after: readA.claim.last, epoch: epochA)
+        try expect(
+            nextA.claim.expired == 3,
+            "a's next claim carried \(nextA.claim.expired) expired, not its 3 (a reader reports them before the batch)")
         try expect(
             try await a.acknowledge(readA.claim.last, claim: .keep, epoch: epochA) == 3, "a was not told of its 3")
     }

@@ -55,12 +55,7 @@ public struct DurableDeadLetterStoreConformance<Store: DurableDeadLetterStore>: 
     /// try await DurableDeadLetterStoreConformance { InMemoryDurableStore() }.run("listsBackAsSetAside")
     /// ```
     public func run(_ name: String) async throws {
-        guard let check = Check(rawValue: name) else {
-            throw ConformanceFailure(
-                check: name, message: "no such check (see DurableDeadLetterStoreConformance.checks)", file: #fileID,
-                line: #line)
-        }
-        do {
+        try await runCheck(name, of: Check.self, suite: "DurableDeadLetterStoreConformance") { check in
             var checks = DeadLetterChecks(store: try await makeStore())
             switch check {
             case .listsBackAsSetAside: try await checks.listsBackAsSetAside()
@@ -71,9 +66,6 @@ public struct DurableDeadLetterStoreConformance<Store: DurableDeadLetterStore>: 
             case .requeueByConsumer: try await checks.requeueByConsumer()
             case .requeueEveryOne: try await checks.requeueEveryOne()
             }
-        } catch var failure as ConformanceFailure {
-            failure.check = name
-            throw failure
         }
     }
 

@@ -54,12 +54,7 @@ public struct DurableScheduleStoreConformance<Store: DurableScheduleStore>: Send
     /// try await DurableScheduleStoreConformance { InMemoryDurableStore() }.run("cancelSaysWhoWon")
     /// ```
     public func run(_ name: String) async throws {
-        guard let check = Check(rawValue: name) else {
-            throw ConformanceFailure(
-                check: name, message: "no such check (see DurableScheduleStoreConformance.checks)", file: #fileID,
-                line: #line)
-        }
-        do {
+        try await runCheck(name, of: Check.self, suite: "DurableScheduleStoreConformance") { check in
             let checks = ScheduleChecks(store: try await makeStore())
             switch check {
             case .firesWhenDue: try await checks.firesWhenDue()
@@ -68,9 +63,6 @@ public struct DurableScheduleStoreConformance<Store: DurableScheduleStore>: Send
             case .refusedNeverFires: try await checks.refusedNeverFires()
             case .concurrentPassesFireOnce: try await checks.concurrentPassesFireOnce()
             }
-        } catch var failure as ConformanceFailure {
-            failure.check = name
-            throw failure
         }
     }
 

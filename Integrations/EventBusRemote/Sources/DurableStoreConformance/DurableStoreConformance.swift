@@ -67,16 +67,8 @@ public struct DurableStoreConformance<Store: DurableStore>: Sendable {
     /// try await DurableStoreConformance { InMemoryDurableStore() }.run("claimFencedByEpoch")
     /// ```
     public func run(_ name: String) async throws {
-        guard let check = Check(rawValue: name) else {
-            throw ConformanceFailure(
-                check: name, message: "no such check (see DurableStoreConformance.checks)", file: #fileID, line: #line)
-        }
-        do {
-            let store = try await makeStore()
-            try await check.run(on: store)
-        } catch var failure as ConformanceFailure {
-            failure.check = name
-            throw failure
+        try await runCheck(name, of: Check.self, suite: "DurableStoreConformance") { check in
+            try await check.run(on: try await makeStore())
         }
     }
 

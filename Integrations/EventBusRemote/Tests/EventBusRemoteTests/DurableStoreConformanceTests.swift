@@ -35,7 +35,8 @@ struct DurableStoreConformanceTests {
             try await DurableStoreConformance { InMemoryDurableStore() }.run("noSuchCheck")
         }
         #expect(failure?.check == "noSuchCheck")
-        #expect(failure?.description.contains("DurableStoreConformance.swift:") == true, "\(failure as Any)")
+        #expect(failure?.description.contains("ConformanceRun.swift:") == true, "\(failure as Any)")
+        #expect(failure?.message.contains("DurableStoreConformance.checks") == true, "\(failure as Any)")
     }
 
     @Test("an unknown dead letter check fails with a ConformanceFailure naming it")
@@ -44,7 +45,8 @@ struct DurableStoreConformanceTests {
             try await DurableDeadLetterStoreConformance { InMemoryDurableStore() }.run("noSuchCheck")
         }
         #expect(failure?.check == "noSuchCheck")
-        #expect(failure?.description.contains("DurableDeadLetterStoreConformance.swift:") == true, "\(failure as Any)")
+        #expect(failure?.description.contains("ConformanceRun.swift:") == true, "\(failure as Any)")
+        #expect(failure?.message.contains("DurableDeadLetterStoreConformance.checks") == true, "\(failure as Any)")
     }
 
     @Test("every check has a summary")

@@ -171,12 +171,6 @@ extension InMemoryDurableStore: DurableDeadLetterStore {
 extension InMemoryDurableStore.State {
     /// The index of the first dead letter whose id is not `before` (ids only grow): O(log l).
     func firstDeadLetterIndex(_ before: (Int64) -> Bool) -> Int {
-        var low = 0
-        var high = deadLetters.count
-        while low < high {
-            let middle = (low + high) / 2
-            if before(deadLetters[middle].id) { low = middle + 1 } else { high = middle }
-        }
-        return low
+        deadLetters.partitioningIndex { before($0.id) }
     }
 }

@@ -92,13 +92,7 @@ public final class InMemoryDurableStore: WakingDurableStore {
 
         /// The index of the first event after `position`: O(log n).
         func firstIndex(after position: Int64) -> Int {
-            var low = 0
-            var high = events.count
-            while low < high {
-                let middle = (low + high) / 2
-                if events[middle].position <= position { low = middle + 1 } else { high = middle }
-            }
-            return low
+            events.partitioningIndex { $0.position <= position }
         }
 
         /// Whether `owner` holds the lease of `consumer` with `epoch` (the end is not checked: a
@@ -195,12 +189,7 @@ public final class InMemoryDurableStore: WakingDurableStore {
             if let age = retention.age {
                 let oldest = now - max(.zero, age)
                 // The last event appended before `oldest` (appends are in time order).
-                var low = 0
-                var high = state.events.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if state.events[middle].appendedAt < oldest { low = middle + 1 } else { high = middle }
-                }
+                let low = state.events.partitioningIndex { $0.appendedAt < oldest }
                 if low > 0 { bound = max(bound ?? .min, state.events[low - 1].position) }
             }
             guard let bound else { return deleted }
@@ -234,12 +223,7 @@ public final class InMemoryDurableStore: WakingDurableStore {
             for name in Array(state.cursors.keys) {
                 guard let record = state.cursors[name], let lastGone = gone.last, lastGone.position > record.position
                 else { continue }
-                var first = 0
-                var high = gone.count
-                while first < high {
-                    let middle = (first + high) / 2
-                    if gone[middle].position <= record.position { first = middle + 1 } else { high = middle }
-                }
+                let first = gone.partitioningIndex { $0.position <= record.position }
                 let lost =
                     record.partition == nil
                     ? gone.count - first : gone[first...].reduce(0) { $0 + (record.sees($1.hash) ? 1 : 0) }

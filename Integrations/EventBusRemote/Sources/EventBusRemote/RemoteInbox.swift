@@ -299,8 +299,9 @@ public final class RemoteInbox: Sendable {
     /// From a store that hands this receiver a subset of each origin's events (see
     /// ``deliverAndWait(_:subset:)``): gaps are not counted, and an envelope older than the window is
     /// delivered. From any store: an origin first heard after an interruption is no sign of a loss
-    /// (a durable transport's interruption loses nothing: its cursor waits); a transactional
-    /// envelope older than the window is delivered (its series is not stored in sequence order);
+    /// (a durable transport's interruption loses nothing: its cursor waits); an envelope older
+    /// than the window is delivered (the cursor rules out repeats; a transactional series is not
+    /// stored in sequence order);
     /// and a gap of events reported `expired` is not reported `missed` too.
     private func admit(
         _ envelope: Envelope.Received, event: Registry.Decoded? = nil, refused: BridgeIssue? = nil,
@@ -324,9 +325,10 @@ public final class RemoteInbox: Sendable {
             }
         } else if source.isStore, verdict == .deliver(missed: nil) {
             verdict = .deliver(missed: 0)
-        } else if source.isStore, envelope.stream.transactional, case .older = verdict {
-            // A transactional series is sealed in one order and stored in another (two firing
-            // passes, two transactions): far behind its latest is no replay from a store.
+        } else if source.isStore, case .older = verdict {
+            // From a store, far behind an origin's latest is no replay (the cursor rules repeats
+            // out): a series stored in another order than it was sealed in (a transactional series:
+            // two firing passes, two transactions) is delivered, not dropped.
             verdict = .deliver(missed: 0)
         }
         switch verdict {

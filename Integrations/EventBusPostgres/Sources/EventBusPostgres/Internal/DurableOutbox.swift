@@ -61,12 +61,7 @@ struct DurableOutbox: Sendable {
 
     /// The epoch of the lease held now; `leaseLost` if none (a statement must not run unfenced).
     var epoch: Int64 {
-        get throws {
-            guard let epoch = reading.heldEpoch else {
-                throw PostgresEventBridgeError.leaseLost(consumer: settings.consumer)
-            }
-            return epoch
-        }
+        get throws { try reading.epoch(orThrow: PostgresEventBridgeError.leaseLost(consumer: settings.consumer)) }
     }
 
     /// The NOTIFY payload that wakes durable receivers; it carries nothing else.

@@ -48,10 +48,7 @@ public struct DurableReader<Cursor: DurableCursor>: Sendable {
     /// The epoch of the lease held now; the store's lease-lost error if none (nothing may be
     /// claimed or acknowledged unfenced).
     public var epoch: Int64 {
-        get throws {
-            guard let epoch = state.heldEpoch else { throw cursor.leaseLost }
-            return epoch
-        }
+        get throws { try state.epoch(orThrow: cursor.leaseLost) }
     }
 
     // MARK: The whole run

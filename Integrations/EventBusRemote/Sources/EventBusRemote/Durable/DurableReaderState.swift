@@ -25,6 +25,17 @@ public final class DurableReaderState<Position: Comparable & Sendable>: Sendable
     /// The epoch of the lease held now, if any.
     public var heldEpoch: Int64? { state.withLock { $0.epoch } }
 
+    /// The epoch of the lease held now; `lost` if none (nothing may be claimed or acknowledged
+    /// unfenced).
+    ///
+    /// ```swift
+    /// let epoch = try state.epoch(orThrow: cursor.leaseLost)
+    /// ```
+    public func epoch(orThrow lost: @autoclosure () -> any Error) throws -> Int64 {
+        guard let epoch = heldEpoch else { throw lost() }
+        return epoch
+    }
+
     /// The last event handled by this process, if any.
     public var handled: Position? { state.withLock { $0.handled } }
 

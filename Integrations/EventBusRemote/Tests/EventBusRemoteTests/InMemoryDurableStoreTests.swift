@@ -73,6 +73,9 @@ struct InMemoryDurableStoreTests {
             let prefix = batch[0].dropLast(2)
             #expect(batch == (0..<4).map { "\(prefix).\($0)" }, "an append interleaved: \(batch)")
         }
+        print(
+            "in-memory store: 8 tasks × 50 appends of 4 at once: \(events.count) events stored, positions 1...\(events.count)"
+        )
     }
 
     @Test("overlapping claims of two cursors protect their union from retention, and only it")

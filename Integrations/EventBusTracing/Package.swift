@@ -24,6 +24,8 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "EventBus", path: "../.."),
+        // For the tests only: a trace across two bridges over the in-memory transport.
+        .package(name: "EventBusRemote", path: "../EventBusRemote"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
     ],
     targets: [
@@ -42,6 +44,7 @@ let package = Package(
                 .product(name: "EventBus", package: "EventBus"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "EventBusRemote", package: "EventBusRemote"),
             ],
             swiftSettings: upcomingFeatures
         ),

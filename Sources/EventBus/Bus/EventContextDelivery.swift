@@ -25,9 +25,10 @@ public struct EventContextDelivery: Sendable, CustomStringConvertible {
         /// To the bus's queue (``EventBus/dispatchOnBusQueue(_:)``) or the main queue
         /// (``EventBus/dispatchOnMain(_:)``), where the dispatch itself runs.
         case deferredDispatch
-        /// From another process: a remote bridge (`EventBusRemote`) received the event under this
-        /// wire name, and dispatches it with the publisher's context (see
-        /// ``EventContextPropagator/context(fromHeaders:)``).
+        /// Across processes, under this wire name: a remote bridge (`EventBusRemote`) received the
+        /// event and dispatches it with the publisher's context (see
+        /// ``EventContextPropagator/context(fromHeaders:)``), or is making its envelope
+        /// (``EventContextPropagator/send(_:for:_:)``).
         case remote(wireName: String)
 
         /// `queue "label"`, `main actor`, `actor MyApp.Counter`, `stream`, `chain post at "node"`, `deferred dispatch` or

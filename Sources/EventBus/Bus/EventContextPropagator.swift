@@ -121,6 +121,29 @@ public protocol EventContextPropagator: Sendable {
     /// ```
     func headers(of context: any Sendable) -> [String: String]
 
+    /// Runs `body`, which makes the envelope of an event leaving this process, with the headers
+    /// that envelope carries: ``headers(of:)`` of `context` (what ``capture()`` returned where the
+    /// event was published), or of a context the propagator opens for the send. A tracing
+    /// propagator opens a `send` span there (kind producer, child of `context`), whose context the
+    /// headers carry, so the receiving instance's `process` span is its child; the span ends when
+    /// `body` returns. The default calls `body` with ``headers(of:)``, opening nothing.
+    ///
+    /// A remote bridge (`EventBusRemote`) calls it on the publishing thread, with no lock held,
+    /// once per envelope made with a context; `delivery`'s hop is
+    /// ``EventContextDelivery/Hop/remote(wireName:)``, its subscription `nil`. Call `body` exactly
+    /// once.
+    ///
+    /// ```swift
+    /// func send<R>(
+    ///     _ context: any Sendable, for delivery: EventContextDelivery, _ body: ([String: String]) throws -> R
+    /// ) rethrows -> R {
+    ///     try body(headers(of: context))
+    /// }
+    /// ```
+    func send<R>(
+        _ context: any Sendable, for delivery: EventContextDelivery, _ body: ([String: String]) throws -> R
+    ) rethrows -> R
+
     /// The context that `headers` (what ``headers(of:)`` made in another process, untrusted) carry,
     /// to be restored around the dispatch of the event they came with; `nil` (the default) for none.
     ///
@@ -148,6 +171,18 @@ extension EventContextPropagator {
     /// let headers = TaskLocalContextPropagator(RequestID.$current).headers(of: "req-7")   // [:]
     /// ```
     public func headers(of context: any Sendable) -> [String: String] { [:] }
+
+    /// Calls `body` with ``headers(of:)`` of `context`: the send opens nothing of its own.
+    ///
+    /// ```swift
+    /// let delivery = EventContextDelivery(eventType: LoginEvent.self, key: nil, hop: .remote(wireName: "login"), subscriptionID: nil)
+    /// TaskLocalContextPropagator(RequestID.$current).send("req-7", for: delivery) { headers in print(headers) }   // [:]
+    /// ```
+    public func send<R>(
+        _ context: any Sendable, for delivery: EventContextDelivery, _ body: ([String: String]) throws -> R
+    ) rethrows -> R {
+        try body(headers(of: context))
+    }
 
     /// No context from headers.
     ///

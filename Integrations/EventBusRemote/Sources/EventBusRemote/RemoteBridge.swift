@@ -312,28 +312,28 @@ public final class RemoteBridge: Sendable {
     }
 
     /// The fields of `event`'s envelope; runs the event's `Encodable` code, so never under a lock.
+    /// With a context to carry (the bus has a propagator, and it captured one), they are made
+    /// inside the propagator's `send` (a tracing propagator's `send` span), with its headers.
     func encode<E: Event & Codable>(_ event: E, transactional: Bool) throws -> Envelope.EventFields {
         guard let publishing = core.registry.withLock({ $0.publishing(of: E.self) }) else {
             throw RemoteBridgeError.unregisteredType(E.self)
         }
-        let encoder = Envelope.payloadEncoder()
-        let payload = String(decoding: try publishing.encode?(event) ?? encoder.encode(event), as: UTF8.self)
-        let wireName = publishing.statedName
-        let keyJSON = try event.eventType._eventRoutingKey.map {
-            String(decoding: try encoder.encode($0), as: UTF8.self)
+        func fields(_ headers: [String: String]) throws -> Envelope.EventFields {
+            let encoder = Envelope.payloadEncoder()
+            let payload = String(decoding: try publishing.encode?(event) ?? encoder.encode(event), as: UTF8.self)
+            let keyJSON = try event.eventType._eventRoutingKey.map {
+                String(decoding: try encoder.encode($0), as: UTF8.self)
+            }
+            let contextJSON = try headers.isEmpty ? nil : String(decoding: encoder.encode(headers), as: UTF8.self)
+            return Envelope.EventFields(
+                origin: core.origin, wireName: publishing.statedName, keyJSON: keyJSON, transactional: transactional,
+                contextJSON: contextJSON, payload: payload)
         }
-        let contextJSON = try contextHeaders().map { String(decoding: try encoder.encode($0), as: UTF8.self) }
-        return Envelope.EventFields(
-            origin: core.origin, wireName: wireName, keyJSON: keyJSON, transactional: transactional,
-            contextJSON: contextJSON, payload: payload)
-    }
-
-    /// The headers of the publishing task's context, if the bus has a context propagator and it
-    /// has some to carry (see `EventContextPropagator.headers(of:)`).
-    private func contextHeaders() -> [String: String]? {
-        guard let propagator = bus.contextPropagator, let context = propagator.capture() else { return nil }
-        let headers = propagator.headers(of: context)
-        return headers.isEmpty ? nil : headers
+        guard let propagator = bus.contextPropagator, let context = propagator.capture() else { return try fields([:]) }
+        let delivery = EventContextDelivery(
+            eventType: E.self, key: event._routingKey, hop: .remote(wireName: publishing.statedName),
+            subscriptionID: nil)
+        return try propagator.send(context, for: delivery, fields)
     }
 
     private func drainPublishes() async {

@@ -1,19 +1,24 @@
 internal import EventBus
 internal import Tracing
 
-/// An event's destination in OpenTelemetry's messaging conventions: the event type, and its key
-/// when it has one (`LoginEvent`, `ChatMessage/room-7`). Span names use the template
-/// (`ChatMessage/{key}`), so that keys never multiply span names.
+/// An event's destination in OpenTelemetry's messaging conventions: the event type, module-qualified
+/// as `String(reflecting:)` spells it (the name metrics and logs use too), and its key when it has
+/// one (`MyApp.LoginEvent`, `MyApp.ChatMessage/room-7`). Span names use the template
+/// (`MyApp.ChatMessage/{key}`), so that keys never multiply span names.
 struct MessagingDestination {
     /// The operation a span stands for.
     enum Operation: String {
         /// A dispatch (`messaging.operation.type` `send`).
         case publish
-        /// A delivery that runs away from the dispatching thread.
+        /// The making of a remote envelope, whose context the envelope carries
+        /// (`messaging.operation.type` `send`).
+        case send
+        /// A delivery that runs away from the dispatching thread, or a received remote event's
+        /// dispatch.
         case process
 
         /// `messaging.operation.type`, from the conventions' list.
-        var type: String { self == .publish ? "send" : "process" }
+        var type: String { self == .process ? "process" : "send" }
     }
 
     /// `messaging.system`.
@@ -23,7 +28,7 @@ struct MessagingDestination {
     let key: String?
 
     init(_ type: Any.Type, key: String?) {
-        typeName = String(describing: type)
+        typeName = String(reflecting: type)
         self.key = key
     }
 
@@ -32,7 +37,7 @@ struct MessagingDestination {
     /// `messaging.destination.template`, for a keyed event.
     var template: String? { key == nil ? nil : "\(typeName)/{key}" }
 
-    /// `publish LoginEvent`, `process ChatMessage/{key}`.
+    /// `publish MyApp.LoginEvent`, `send MyApp.LoginEvent`, `process MyApp.ChatMessage/{key}`.
     func spanName(_ operation: Operation) -> String {
         "\(operation.rawValue) \(template ?? typeName)"
     }

@@ -35,7 +35,8 @@ public struct ServiceContextPropagator: EventContextPropagator {
     /// The tracer of the `process` spans; `nil`: `InstrumentationSystem.tracer`, read at each
     /// delivery (the one bootstrapped, or a no-op tracer).
     public let tracer: (any Tracer)?
-    /// Whether each delivery that leaves the dispatching thread runs in a `process` span.
+    /// Whether each delivery that leaves the dispatching thread runs in a `process` span, and each
+    /// remote envelope is made in a `send` span (``send(_:for:_:)``).
     public let processSpans: Bool
 
     /// A propagator whose `process` spans (if `processSpans`) are made by `tracer`
@@ -65,8 +66,25 @@ public struct ServiceContextPropagator: EventContextPropagator {
     /// let delivery = EventContextDelivery(eventType: Int.self, key: nil, hop: .mainActor, subscriptionID: 1)
     /// ServiceContextPropagator().restore(ServiceContext.topLevel, for: delivery) { print("handler") }
     /// ```
+    ///
+    /// A received remote event (hop ``EventContextDelivery/Hop/remote(wireName:)``) is the one
+    /// exception: the bridge hands it to the bus's queue, and its dispatch there is the delivery.
+    /// So the remote hop only makes the publisher's context current, noting the wire name in it;
+    /// the deferred dispatch that follows runs in the one `process` span, described as the remote
+    /// delivery (child of the publisher's `send` span, linked to it).
     public func restore(_ context: any Sendable, for delivery: EventContextDelivery, _ body: () -> Void) {
-        guard let context = context as? ServiceContext else { return body() }
+        guard var context = context as? ServiceContext else { return body() }
+        if case .remote(let wireName) = delivery.hop {
+            context[ReceivedRemotelyKey.self] = wireName
+            return ServiceContext.withValue(context, operation: body)
+        }
+        var delivery = delivery
+        if let wireName = context[ReceivedRemotelyKey.self] {
+            context[ReceivedRemotelyKey.self] = nil
+            delivery = EventContextDelivery(
+                eventType: delivery.eventType, key: delivery.key, hop: .remote(wireName: wireName),
+                subscriptionID: delivery.subscriptionID)
+        }
         guard processSpans else { return ServiceContext.withValue(context, operation: body) }
         let tracer: any Tracer = tracer ?? InstrumentationSystem.tracer
         Self.process(tracer, context, delivery, body)
@@ -120,6 +138,24 @@ public struct ServiceContextPropagator: EventContextPropagator {
         return headers
     }
 
+    /// Runs `body`, which makes a remote envelope, in a `send` span (kind `.producer`, child of
+    /// `context`, OpenTelemetry's messaging attributes), with the headers of the span's context:
+    /// the envelope's `traceparent` is the `send` span, so the receiving instance's `process` span
+    /// is its child. The span ends when `body` returns (the transport sends the envelope later). With
+    /// `processSpans` off, no span: the headers of `context` itself.
+    ///
+    /// ```swift
+    /// let delivery = EventContextDelivery(eventType: Int.self, key: nil, hop: .remote(wireName: "n"), subscriptionID: nil)
+    /// let headers = ServiceContextPropagator().send(ServiceContext.topLevel, for: delivery) { $0 }
+    /// ```
+    public func send<R>(
+        _ context: any Sendable, for delivery: EventContextDelivery, _ body: ([String: String]) throws -> R
+    ) rethrows -> R {
+        guard let context = context as? ServiceContext, processSpans else { return try body(headers(of: context)) }
+        let tracer: any Tracer = tracer ?? InstrumentationSystem.tracer
+        return try Self.send(tracer, context, delivery, body)
+    }
+
     /// The `ServiceContext` the tracer extracts from `headers` (untrusted: the instrument parses
     /// them), `nil` if it found none: an envelope's context, restored around the receiving
     /// instance's dispatch of its event (in a `process` span when `processSpans`).
@@ -136,6 +172,25 @@ public struct ServiceContextPropagator: EventContextPropagator {
     /// What injects and extracts headers: the tracer, else the bootstrapped instrument.
     private var instrument: any Instrument {
         tracer ?? InstrumentationSystem.instrument
+    }
+
+    /// ``send(_:for:_:)``'s span, with its tracer's type known.
+    private static func send<T: Tracer, R>(
+        _ tracer: T, _ context: ServiceContext, _ delivery: EventContextDelivery,
+        _ body: ([String: String]) throws -> R
+    ) rethrows -> R {
+        let destination = MessagingDestination(delivery.eventType, key: delivery.key)
+        let span = tracer.startSpan(destination.spanName(.send), context: context, ofKind: .producer)
+        defer { span.end() }
+        destination.describe(span, .send, delivery)
+        var headers: [String: String] = [:]
+        tracer.inject(span.context, into: &headers, using: HeaderInjector())
+        do {
+            return try body(headers)
+        } catch {
+            span.recordError(error)
+            throw error
+        }
     }
 
     /// Runs `body` in a `process` span of `tracer`, child of `context` and linked to it.
@@ -178,4 +233,11 @@ private struct HeaderExtractor: Extractor {
     func extract(key: String, from carrier: [String: String]) -> String? {
         carrier[key]
     }
+}
+
+/// Where a received remote event's context waits, between the bridge's remote hop and the
+/// dispatch on the bus's queue that delivers it: the wire name it came under.
+private enum ReceivedRemotelyKey: ServiceContextKey {
+    typealias Value = String
+    static var nameOverride: String? { "eventbus.received-remotely" }
 }

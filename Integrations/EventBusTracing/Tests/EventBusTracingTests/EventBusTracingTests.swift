@@ -14,6 +14,9 @@ struct EventBusTracingTests {
         var eventType: String? { key }
     }
 
+    /// The event type's name as spans spell it: module-qualified, as metrics and logs do.
+    static let ping = String(reflecting: Ping.self)
+
     /// What handlers saw: the trace id of their current `ServiceContext`, by hop.
     final class Seen: @unchecked Sendable {
         // @unchecked Sendable: `entries` is only touched on `lock`, a serial queue.
@@ -62,13 +65,13 @@ struct EventBusTracingTests {
         #expect(await eventually { tracer.finishedSpans.count == 5 })
         let spans = tracer.finishedSpans
         let request = try #require(spans.first { $0.operationName == "request" })
-        let publish = try #require(spans.first { $0.operationName == "publish Ping" })
-        let processes = spans.filter { $0.operationName == "process Ping" }
+        let publish = try #require(spans.first { $0.operationName == "publish \(Self.ping)" })
+        let processes = spans.filter { $0.operationName == "process \(Self.ping)" }
         #expect(publish.parentSpanID == request.spanID)
         #expect(publish.kind == .producer)
         #expect(publish.string("messaging.system") == "eventbus")
         #expect(publish.string("messaging.operation.type") == "send")
-        #expect(publish.string("messaging.destination.name") == "Ping")
+        #expect(publish.string("messaging.destination.name") == Self.ping)
         #expect(processes.count == 3)
         for process in processes {
             #expect(process.traceID == requestTrace)
@@ -102,7 +105,7 @@ struct EventBusTracingTests {
         #expect(await eventually { seen.value.count == 2 })
         #expect(seen.value == ["cell": requestTrace, "list": requestTrace])
         for token in tokens { token.dispose() }
-        let hop = try #require(tracer.finishedSpans.first { $0.operationName == "process Ping" })
+        let hop = try #require(tracer.finishedSpans.first { $0.operationName == "process \(Self.ping)" })
         #expect(hop.string("messaging.eventbus.delivery") == "chain post at \"Cell\"")
     }
 
@@ -122,10 +125,10 @@ struct EventBusTracingTests {
         #expect(seen.value == ["queue": requestTrace])
         token.dispose()
         let names = tracer.finishedSpans.map(\.operationName)
-        #expect(names.sorted() == ["publish Ping/{key}", "request"])
-        let publish = try #require(tracer.finishedSpans.first { $0.operationName == "publish Ping/{key}" })
-        #expect(publish.string("messaging.destination.name") == "Ping/room-7")
-        #expect(publish.string("messaging.destination.template") == "Ping/{key}")
+        #expect(names.sorted() == ["publish \(Self.ping)/{key}", "request"])
+        let publish = try #require(tracer.finishedSpans.first { $0.operationName == "publish \(Self.ping)/{key}" })
+        #expect(publish.string("messaging.destination.name") == "\(Self.ping)/room-7")
+        #expect(publish.string("messaging.destination.template") == "\(Self.ping)/{key}")
     }
 
     @Test("a context crosses a process boundary as the tracer's headers, and comes back as the same trace")
@@ -142,13 +145,22 @@ struct EventBusTracingTests {
         #expect(propagator.context(fromHeaders: ["traceparent": "not one of the tracer's"]) == nil)
         #expect(propagator.headers(of: "not a ServiceContext").isEmpty)
 
-        // The receiving bridge restores it around its dispatch: a `process` span under the publisher's.
-        let delivery = EventContextDelivery(
+        // The receiving bridge's remote hop makes it current, with no span; the dispatch it defers
+        // to the bus queue runs in the one `process` span, under the publisher's, described as remote.
+        let remote = EventContextDelivery(
             eventType: Ping.self, key: nil, hop: .remote(wireName: "ping.v1"), subscriptionID: nil)
+        let deferred = EventContextDelivery(eventType: Ping.self, key: nil, hop: .deferredDispatch, subscriptionID: nil)
         var seenTrace: String?
-        propagator.restore(received, for: delivery) { seenTrace = ServiceContext.current?.inMemorySpanContext?.traceID }
+        propagator.restore(received, for: remote) {
+            let handedOver = propagator.capture()
+            #expect(!tracer.finishedSpans.contains { $0.kind == .consumer }, "the remote hop alone makes no span")
+            propagator.restore(try! #require(handedOver), for: deferred) {
+                seenTrace = ServiceContext.current?.inMemorySpanContext?.traceID
+            }
+        }
         #expect(seenTrace == request?.traceID)
-        let process = try #require(tracer.finishedSpans.first { $0.operationName == "process Ping" })
+        #expect(tracer.finishedSpans.filter { $0.kind == .consumer }.count == 1)
+        let process = try #require(tracer.finishedSpans.first { $0.operationName == "process \(Self.ping)" })
         #expect(process.parentSpanID == request?.spanID)
         #expect(process.string("messaging.eventbus.delivery") == "remote \"ping.v1\"")
     }

@@ -350,9 +350,11 @@ public final class RemoteInbox: Sendable {
         }
     }
 
-    /// Dispatches a received event, with the publisher's context restored around the dispatch when
-    /// the envelope carried one and the bus's context propagator reads it (the deferred dispatch
-    /// then carries it to every handler).
+    /// Dispatches a received event on the bus queue, with the publisher's context made current
+    /// when the envelope carried one and the bus's context propagator reads it: the propagator's
+    /// `restore` for the remote hop wraps the hand-over, and the deferred dispatch captures the
+    /// context there and restores it around the dispatch on the bus queue (where a tracing
+    /// propagator makes the event's one `process` span).
     private func dispatch(_ event: Registry.Decoded, _ envelope: Envelope.Received) {
         guard let headers = envelope.context, let propagator = core.bus.contextPropagator,
             let context = propagator.context(fromHeaders: headers)

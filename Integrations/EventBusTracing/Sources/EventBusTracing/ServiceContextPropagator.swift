@@ -5,10 +5,11 @@ public import Tracing
 /// an event is dispatched to every handler that runs elsewhere, and optionally wraps each such
 /// delivery in a `process` span (OpenTelemetry's messaging conventions).
 ///
-/// Across processes, `EventBusRemote` carries the context in each envelope as the headers the
-/// tracer injects (``headers(of:)``: W3C `traceparent` and `baggage` with swift-otel), and the
+/// Across processes, `EventBusRemote` makes each envelope inside ``send(_:for:_:)``: a `send` span
+/// (kind `.producer`) whose context the envelope carries as the headers the tracer injects (W3C
+/// `traceparent`, and `tracestate` when set, with swift-otel 1.6.0, which sends no baggage). The
 /// receiving bridge dispatches the event with the context extracted from them
-/// (``context(fromHeaders:)``), in a `process` span.
+/// (``context(fromHeaders:)``), in one `process` span, child of the `send` span and linked to it.
 ///
 /// Install it with ``EventBus/installTracing(tracer:processSpans:)``, or set it as any
 /// `EventContextPropagator` (on a chain node: `node.contextPropagator`). What is propagated where:
@@ -125,8 +126,9 @@ public struct ServiceContextPropagator: EventContextPropagator {
     }
 
     /// `context` as the headers the tracer (an `Instrument`) injects: for swift-otel's W3C
-    /// propagator, `traceparent`, `tracestate` and `baggage`. What `EventBusRemote` puts in an
-    /// envelope, so that a handler on another instance continues the trace.
+    /// propagator, `traceparent`, and `tracestate` when the span has one. What a `send` span's
+    /// context becomes in an `EventBusRemote` envelope, so that a handler on another instance
+    /// continues the trace.
     ///
     /// ```swift
     /// let headers = ServiceContextPropagator().headers(of: ServiceContext.topLevel)   // [:]

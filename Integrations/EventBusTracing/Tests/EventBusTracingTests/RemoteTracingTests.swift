@@ -43,7 +43,9 @@ struct RemoteTracingTests {
 
     typealias Seen = EventBusTracingTests.Seen
 
-    @Test("a remote publish makes one send span; a received event's synchronous subscribers run in one process span under it")
+    @Test(
+        "a remote publish makes one send span; a received event's synchronous subscribers run in one process span under it"
+    )
     func sendThenProcess() async throws {
         let network = InMemoryNetwork()
         let publisher = await Instance(on: network)
@@ -112,7 +114,8 @@ struct RemoteTracingTests {
         try await Task.sleep(for: .milliseconds(50))
         let spans = receiver.tracer.finishedSpans
         #expect(spans.count == 2, "the received event's span and the queue hop's, not three")
-        let remote = try #require(spans.first { $0.string("messaging.eventbus.delivery") == "remote \"tracing.order.v1\"" })
+        let remote = try #require(
+            spans.first { $0.string("messaging.eventbus.delivery") == "remote \"tracing.order.v1\"" })
         let hop = try #require(spans.first { $0.string("messaging.eventbus.delivery") == "queue \"tracing.billing\"" })
         #expect(remote.parentSpanID == send.spanID)
         #expect(hop.parentSpanID == remote.spanID)

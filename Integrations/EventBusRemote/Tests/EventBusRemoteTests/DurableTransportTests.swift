@@ -140,11 +140,13 @@ struct DurableTransportTests {
     func lapsedHolder() async throws {
         let store = InMemoryDurableStore()
         let shop = DurableNode(store, consumer: "shop")
-        // The dead holder: it opened the consumer, took a short lease and claimed a batch.
+        // The dead holder: it opened the consumer, took a short lease and claimed a batch. The
+        // lease is taken last, and long enough that the standby surely starts while it is held,
+        // however loaded the machine (with 300 ms, a slow publish let it lapse first: no standby).
         let dead = store.cursor(DurableConsumerID("mailer"), owner: UUID())
         let start = try await dead.open()
-        let epoch = try #require(try await dead.takeLease(for: .milliseconds(300)))
         for n in 1...8 { try await shop.bridge.publish(Ping(from: "shop", n: n)) }
+        let epoch = try #require(try await dead.takeLease(for: .seconds(2)))
         let claim = try #require(try await dead.claim(after: start.position, limit: 3, epoch: epoch))
         #expect(claim.count == 3)
         let standby = DurableNode(store, consumer: "mailer")

@@ -285,8 +285,9 @@ public final class EventBus: EventConfigurable, Sendable {
     package var handlerErrors: (recent: [HandlerError], count: Int) { core.handlerErrors }
 
     /// Called, on the dispatching thread and with no lock held, for each ``dispatch(_:)`` that
-    /// started or enqueued no delivery: see ``DeadEvent`` for exactly when. `nil` (the default):
-    /// dead events cost nothing and are not reported.
+    /// started or enqueued no delivery: see ``DeadEvent`` for exactly when. The bus's tracers
+    /// receive every dead event too (``TraceRecord/deadEvent(_:)``), whether this is set or not.
+    /// `nil` (the default) and no tracer: dead events cost nothing and are not reported.
     ///
     /// A closure rather than an event, so that it cannot recurse: dispatching from it is allowed
     /// and is an ordinary dispatch.

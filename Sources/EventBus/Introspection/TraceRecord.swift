@@ -23,7 +23,8 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
     case subscribed(SubscriptionInfo)
     /// A subscription ended.
     case ended(Ended)
-    /// A dispatch reached nobody (see ``EventBus/deadEventHandler``).
+    /// A dispatch reached nobody (see ``DeadEvent``): every such dispatch is traced, whether or not
+    /// ``EventBus/deadEventHandler`` is set.
     case deadEvent(DeadEvent)
     /// A throwing handler threw (see ``EventConfigurable/handlerErrorHandler``).
     case handlerError(HandlerError)
@@ -220,7 +221,7 @@ public enum TraceRecord: Sendable, CustomStringConvertible {
         case .dispatched(let dispatched): "\(dispatched)"
         case .subscribed(let info): "subscribed \(info)"
         case .ended(let ended): "\(ended)"
-        case .deadEvent(let dead): "dead event \(String(reflecting: type(of: dead.event)))"
+        case .deadEvent(let dead): "dead event \(dead.typeName)"
         case .handlerError(let error): "handler error: \(error)"
         case .chainHop(let hop): "chain hop \(hop)"
         case .dropped(let drop): "\(drop)"

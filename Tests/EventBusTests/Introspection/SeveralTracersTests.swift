@@ -20,6 +20,7 @@ struct SeveralTracersTests {
                 case .subscribed: "subscribed"
                 case .ended: "ended"
                 case .chainHop: "hop"
+                case .deadEvent: "dead"
                 default: "other"
                 }
             log.append("\(name) \(kind)")
@@ -33,8 +34,12 @@ struct SeveralTracersTests {
         bus.tracer = Self.tracer("main", into: log)
         let logging = bus.addTracer(Self.tracer("logging", into: log))
         let metrics = bus.addTracer(Self.tracer("metrics", into: log))
-        bus.dispatch(Login(userID: "42"))
-        #expect(log.value == ["main dispatched", "logging dispatched", "metrics dispatched"])
+        bus.dispatch(Login(userID: "42"))  // reaches nobody: a dispatch record, then a dead event
+        #expect(
+            log.value == [
+                "main dispatched", "logging dispatched", "metrics dispatched", "main dead", "logging dead",
+                "metrics dead",
+            ])
         #expect(!logging.isRemoved && !metrics.isRemoved)
     }
 
@@ -48,12 +53,12 @@ struct SeveralTracersTests {
         bus.tracer = nil
         #expect(bus.tracer == nil, "the property reads its own slot, not the composed tracer")
         bus.dispatch(Login(userID: "42"))
-        #expect(log.value == ["logging dispatched", "metrics dispatched"])
+        #expect(log.value == ["logging dispatched", "metrics dispatched", "logging dead", "metrics dead"])
         logging.remove()
         #expect(logging.isRemoved && !metrics.isRemoved)
         log.withLock { $0 = [] }
         bus.dispatch(Login(userID: "42"))
-        #expect(log.value == ["metrics dispatched"])
+        #expect(log.value == ["metrics dispatched", "metrics dead"])
         logging.remove()  // twice: nothing happens
         metrics.remove()
         log.withLock { $0 = [] }
@@ -75,7 +80,7 @@ struct SeveralTracersTests {
         _ = bus.addTracer(Self.tracer("other", into: log))
         bus.dispatch(Login(userID: "1"))
         bus.dispatch(Login(userID: "2"))
-        #expect(log.value == ["once", "other dispatched", "other dispatched"])
+        #expect(log.value == ["once", "other dispatched", "other dead", "other dispatched", "other dead"])
     }
 
     /// Captured by a tracer: its deinit reads the bus's tracers and subscriptions from a thread of
@@ -142,7 +147,7 @@ struct SeveralTracersTests {
         }
         #expect(finished, "the threads did not finish in time")
         bus.dispatch(Login(userID: "42"))
-        #expect(calls.value == kept.value.count)
+        #expect(calls.value == 2 * kept.value.count, "a dispatch record and a dead event each")
         #expect(kept.value.count == 4)
         print(
             "several tracers: 4 threads added 800 tracers and removed \(800 - kept.value.count); one dispatch reached \(calls.value)"
@@ -167,9 +172,9 @@ struct SeveralTracersTests {
         node.post(Liked(id: 1))
         _ = mainNode.postNow(Liked(id: 2))
         bus.dispatch(Login(userID: "42"))
-        #expect(log.value == ["1 hop", "2 hop", "0 dispatched"], "each tracer saw its own bus or node only")
+        #expect(log.value == ["1 hop", "2 hop", "0 dispatched", "0 dead"], "each tracer saw its own bus or node only")
         for token in tokens { token.remove() }
         node.post(Liked(id: 3))
-        #expect(log.value.count == 3)
+        #expect(log.value.count == 4)
     }
 }

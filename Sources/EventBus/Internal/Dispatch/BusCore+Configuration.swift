@@ -27,12 +27,16 @@ extension BusCore {
         set { ReleaseLoop.drop(withRegistry { registry in registry.replaceHandlerErrorHandler(with: newValue) }) }
     }
 
-    /// Hands a dead event to the dead-event handler, if there is one. (Only events are dispatched
-    /// with a bus, so the cast never fails.)
-    func reportDead(_ event: some Sendable, key: String?) {
-        guard let handler = deadEventHandler, let event = event as? any Event else { return }
-        handler(DeadEvent(event: event, key: key))
-        trace(.deadEvent(DeadEvent(event: event, key: key)))
+    /// Hands a dead event to the dead-event handler and to the tracer, each if it is set (both read
+    /// in one lock acquisition, called after unlocking). Only a dispatch whose `reports` has bit 1
+    /// calls this, so a bus with neither never gets here. (Only events are dispatched with a bus, so
+    /// the cast never fails.)
+    func reportDead<E: Sendable>(_ event: E, key: String?) {
+        let (handler, tracer) = withRegistry { registry in (registry.deadEventHandler, registry.tracer) }
+        guard handler != nil || tracer != nil, let event = event as? any Event else { return }
+        let dead = DeadEvent(event: event, key: key, type: E.self)
+        handler?(dead)
+        tracer?(.deadEvent(dead))
     }
 
     /// Hands a dispatch's record to the tracer.

@@ -73,13 +73,15 @@ struct Registry {
         didSet { snapshot.propagates.store(contextPropagator == nil ? 0 : 1) }
     }
     /// What a dispatch reports after unlocking (read by every dispatch without copying a closure):
-    /// bit 1, a dead event (`deadEventHandler` is set); bit 2, a record (`tracer` is set).
+    /// bit 1, a dead event (`deadEventHandler` or `tracer` is set: a tracer sees every dead event,
+    /// with or without a handler); bit 2, a record (`tracer` is set).
     private(set) var reports: UInt8 = 0
     /// Whether `tracer` is set.
     var hasTracer: Bool { reports & 2 != 0 }
 
     private mutating func updateReports() {
-        reports = (deadEventHandler == nil ? 0 : 1) | (tracer == nil ? 0 : 2)
+        let traces = tracer != nil
+        reports = (deadEventHandler != nil || traces ? 1 : 0) | (traces ? 2 : 0)
         publishSummary()
     }
     /// The last handler errors (at most `recentHandlerErrorsLimit`), and how many there were.

@@ -5,8 +5,13 @@ public import Logging
 /// with its fields as metadata.
 ///
 /// Dispatches, subscriptions and ends are logged at `level` (`.debug` by default); dead events at
-/// `level` too; handler errors at `.error`. The tracer runs on the thread that did the work, after
-/// the bus let go of its lock; the `Logger`'s handler does the rest.
+/// `level` too (every one, whether or not the bus has a `deadEventHandler`); handler errors at
+/// `.error`. The tracer runs on the thread that did the work, after the bus let go of its lock; the
+/// `Logger`'s handler does the rest.
+///
+/// `event.type` is the event's type module-qualified, as `String(reflecting:)` spells it
+/// (`MyApp.LoginEvent`), in every record: the name the metrics integration's `event_type` and the
+/// tracing integration's spans use too.
 ///
 /// ```swift
 /// import EventBus
@@ -86,7 +91,7 @@ public struct EventBusLogTracer: Sendable {
                 "subscription.endReason": "\(ended.reason)", "subscription.callSite": "\(ended.callSite)",
             ]
         case .deadEvent(let dead):
-            var metadata: Logger.Metadata = ["event.type": "\(String(reflecting: type(of: dead.event)))"]
+            var metadata: Logger.Metadata = ["event.type": "\(dead.typeName)"]
             if let key = dead.key { metadata["event.key"] = "\(key)" }
             return metadata
         case .handlerError(let error):

@@ -67,6 +67,27 @@ struct EventBusLogTracerTests {
         #expect(ended.metadata["subscription.endReason"] == "disposed")
     }
 
+    @Test("every dead event is logged, whether or not the bus has a deadEventHandler, its type module-qualified")
+    func logsEveryDeadEvent() {
+        let capture = Capture()
+        let logger = Logger(label: "test") { _ in capture }
+        let bus = EventBus()
+        _ = bus.addTracer(EventBusLogTracer(logger: logger, level: .info).tracer)
+        bus.dispatch(Login(userID: "1"))
+        bus.deadEventHandler = { _ in }
+        bus.dispatch(Login(userID: "2"))
+        bus.deadEventHandler = nil
+        bus.dispatch(Login(userID: "3"))
+        let dead = capture.lines.filter { $0.message.hasPrefix("dead event") }
+        let name = String(reflecting: Login.self)
+        #expect(name == "EventBusLoggingTests.Login")
+        #expect(dead.map(\.message) == Array(repeating: "dead event \(name)", count: 3))
+        #expect(dead.map { $0.metadata["event.type"] } == Array(repeating: .string(name), count: 3))
+        #expect(dead.map { $0.metadata["event.key"] } == ["1", "2", "3"])
+        let dispatched = capture.lines.filter { $0.message.hasPrefix("dispatched") }
+        #expect(dispatched.allSatisfy { $0.metadata["event.type"] == .string(name) }, "one name for a type everywhere")
+    }
+
     @Test("a chain node's tracer logs each hop with the node, depth and status")
     func logsChainHops() throws {
         let capture = Capture()
@@ -107,13 +128,15 @@ struct EventBusLogTracerTests {
         bus.tracer = { _ in otherLogger.info("the app's") }  // the app's own, in the property's slot
         let metrics = bus.addTracer { _ in otherLogger.info("metrics") }  // another integration's
         let logging = bus.addTracer(EventBusLogTracer(logger: logger, level: .info).tracer)
-        bus.dispatch(Login(userID: "1"))
-        #expect(capture.lines.count == 1)
-        #expect(other.lines.map(\.message) == ["the app's", "metrics"], "the other tracers still ran, in order")
+        bus.dispatch(Login(userID: "1"))  // reaches nobody: a dispatch record and a dead event
+        #expect(capture.lines.count == 2)
+        #expect(
+            other.lines.map(\.message) == ["the app's", "metrics", "the app's", "metrics"],
+            "the other tracers still ran, in order")
         logging.remove()
         bus.dispatch(Login(userID: "2"))
-        #expect(capture.lines.count == 1, "removed: no more lines")
-        #expect(other.lines.count == 4)
+        #expect(capture.lines.count == 2, "removed: no more lines")
+        #expect(other.lines.count == 8)
         metrics.remove()
     }
 }

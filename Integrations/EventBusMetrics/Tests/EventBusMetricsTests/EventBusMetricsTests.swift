@@ -51,9 +51,8 @@ struct EventBusMetricsTests {
         let factory = TestMetrics()
         let bus = EventBus()
         _ = bus.addTracer(EventBusMetrics(bus: bus, prefix: "app.bus", factory: factory).tracer)
-        bus.deadEventHandler = { _ in }
         bus.handlerErrorHandler = { _ in }
-        bus.dispatch(Unheard())
+        bus.dispatch(Unheard())  // counted with no deadEventHandler set
         let token = bus.on(Ping.self).next { (_: Ping) throws in throw Failure() }
         var owner: Owner? = Owner()
         bus.on(Ping.self).freeWith(owner!).next { _, _ in }
@@ -65,6 +64,20 @@ struct EventBusMetricsTests {
         #expect(try factory.expectCounter("app.bus.handler_errors", pingType).totalValue == 1)
         #expect(try factory.expectCounter("app.bus.reclaims", pingType).totalValue == 1)
         token.dispose()
+    }
+
+    @Test("every dead event is counted, whether or not the bus has a deadEventHandler")
+    func deadEventsWithoutAHandler() throws {
+        let factory = TestMetrics()
+        let bus = EventBus()
+        _ = bus.addTracer(EventBusMetrics(bus: bus, factory: factory, sampleInterval: nil).tracer)
+        for _ in 0..<100 { bus.dispatch(Unheard()) }
+        bus.deadEventHandler = { _ in }
+        for _ in 0..<100 { bus.dispatch(Unheard()) }
+        bus.deadEventHandler = nil
+        for _ in 0..<100 { bus.dispatch(Unheard()) }
+        let unheard = [("event_type", String(reflecting: Unheard.self))]
+        #expect(try factory.expectCounter("eventbus.dead_events", unheard).totalValue == 300)
     }
 
     @Test("deliveries a bounded subscription drops are counted per event type")
@@ -82,15 +95,15 @@ struct EventBusMetricsTests {
         token.dispose()
     }
 
-    @Test("the in-flight gauge follows the deliveries still waiting on their queue")
+    @Test("with the sampler off, the in-flight gauge follows each dispatch and sample()")
     func inFlightGauge() throws {
         let factory = TestMetrics()
         let bus = EventBus()
-        let metrics = EventBusMetrics(bus: bus, factory: factory)
+        let metrics = EventBusMetrics(bus: bus, factory: factory, sampleInterval: nil)
         _ = bus.addTracer(metrics.tracer)
         let queue = DispatchQueue(label: "metrics.gated")
         let gate = DispatchSemaphore(value: 0)
-        queue.async { gate.wait() }
+        queue.async { _ = gate.wait(timeout: .now() + .seconds(10)) }
         let token = bus.on(Ping.self).atQueue(queue).next { _ in }
         bus.dispatch(Ping())
         bus.dispatch(Ping())
@@ -112,15 +125,15 @@ struct EventBusMetricsTests {
         bus.tracer = { _ in others.increment() }  // the app's own, in the property's slot
         let logging = bus.addTracer { _ in others.increment() }  // another integration's
         let metrics = bus.addTracer(EventBusMetrics(bus: bus, factory: factory).tracer)
-        bus.dispatch(Ping())
+        bus.dispatch(Ping())  // reaches nobody: a dispatch record and a dead event
         let dispatches = try factory.expectCounter("eventbus.dispatches", pingType)
         #expect(dispatches.totalValue == 1)
         let seenByOthers = try othersFactory.expectCounter("others")
-        #expect(seenByOthers.totalValue == 2, "the property's tracer and the other added one still ran")
+        #expect(seenByOthers.totalValue == 4, "the property's tracer and the other added one still ran")
         metrics.remove()
         bus.dispatch(Ping())
         #expect(dispatches.totalValue == 1, "removed: counts no more")
-        #expect(seenByOthers.totalValue == 4)
+        #expect(seenByOthers.totalValue == 8)
         logging.remove()
     }
 }

@@ -3,6 +3,8 @@ import PackageDescription
 
 // An EventBus's counts as swift-metrics metrics: a package of its
 // own, so that the EventBus library keeps zero dependencies. It depends on the library by path.
+// swift-prometheus is a dependency of the tests only (they render the exposition text a Prometheus
+// user scrapes); the library target depends on CoreMetrics alone.
 
 // The same upcoming features as the root package, applied to every target.
 let upcomingFeatures: [SwiftSetting] = [
@@ -25,6 +27,7 @@ let package = Package(
     dependencies: [
         .package(name: "EventBus", path: "../.."),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         .target(
@@ -42,6 +45,7 @@ let package = Package(
                 .product(name: "EventBus", package: "EventBus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: upcomingFeatures
         ),

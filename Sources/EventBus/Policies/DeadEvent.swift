@@ -13,15 +13,34 @@
 /// bus.deadEventHandler = { dead in print("nobody handled \(dead.event)") }
 /// bus.dispatch(LoginEvent(userID: "42"))   // prints "nobody handled LoginEvent(userID: "42")"
 /// ```
+///
+/// A tracer alone sees them too, on the dispatching thread after the bus let go of its lock, until
+/// its token is removed:
+///
+/// ```swift
+/// let token = bus.addTracer { record in
+///     if case .deadEvent(let dead) = record { print("dead:", dead.typeName) }   // "dead: MyApp.LoginEvent"
+/// }
+/// ```
 public struct DeadEvent: Sendable {
     /// The event, as dispatched.
     public let event: any Event
     /// The key it was routed by (its ``Event/eventType``), `nil` for none.
     public let key: String?
-    /// The event type it was dispatched as (the type `dispatch(_:)` was called with).
+    /// The event type it was dispatched as (the type `dispatch(_:)` was called with), as
+    /// ``TraceRecord/Dispatched/type`` has it.
+    ///
+    /// ```swift
+    /// bus.deadEventHandler = { dead in print(dead.type == LoginEvent.self) }   // true for a LoginEvent
+    /// ```
     public let type: Any.Type
 
-    /// The event type, as `String(reflecting:)` spells it (`MyApp.LoginEvent`), the same name as
-    /// the other trace records' `typeName` (built when read).
+    /// The event type module-qualified, as `String(reflecting:)` spells it (`MyApp.LoginEvent`):
+    /// the same name as the other trace records' `typeName`, and the one the integrations use as a
+    /// metric's `event_type` and a log line's `event.type` (built when read).
+    ///
+    /// ```swift
+    /// bus.deadEventHandler = { dead in print("nobody handled", dead.typeName) }   // "MyApp.LoginEvent"
+    /// ```
     public var typeName: String { eventTypeName(type) }
 }

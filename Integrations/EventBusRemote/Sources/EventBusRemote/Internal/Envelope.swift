@@ -6,7 +6,8 @@ import Foundation
 /// `{"v":3,"o":"<origin UUID>","s":<sequence>,"n":"<wire name>","k":"<key>","t":1,"c":{…},"ts":<ms>,"p":<event JSON>}`
 /// for an event (`k` only when the event has a key, `t` only for a transactional publish, `c` only
 /// when the publisher's bus had a context propagator with headers to carry: W3C `traceparent`,
-/// `tracestate`, `baggage` for a tracing one; receivers that do not know `c` ignore it; `ts` the
+/// `tracestate` for a tracing one (a `baggage` header only if its instrument injects one: swift-otel 1.6's does
+/// not); receivers that do not know `c` ignore it; `ts` the
 /// publisher's wall clock, in milliseconds since 1970, when the envelope was made), and
 /// `{"v":3,"o":"<origin UUID>","h":<number>}` for a heartbeat; with a shared key, each ends with
 /// `,"m":"<HMAC-SHA256>"` (``Authenticator``), which from version 3 also covers the channel's name

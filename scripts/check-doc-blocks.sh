@@ -26,6 +26,10 @@
 #   <!-- doc-check: needs M -->    declarations (as `library`) that need module M, such as SwiftUI:
 #                                  type-checked where M can be imported, reported as skipped elsewhere
 #                                  (SwiftUI does not exist on Linux)
+#   <!-- doc-check: same-as PATH --> the block is the file PATH (relative to the repository's root),
+#                                  word for word: compared with it, not compiled here; the package
+#                                  that holds PATH builds it (Integrations/ObservabilityExample, the
+#                                  swift-otel example, in CI's observability stage)
 #
 # Docs whose shown output is true. A block shows what it prints with `// prints: <line>` comments,
 # one per line of standard output, at the statement that prints it (a statement that prints two
@@ -97,7 +101,7 @@ output_comment = re.compile(r"//\s*prints(?:: (?P<line>.*?)|(?P<none> nothing\b.
 loose_output = re.compile(r"//\s*prints\b")
 fence = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^\s`]*)")
 directive = re.compile(r"^\s*<!--\s*doc-check:\s*(.*?)\s*-->\s*$")
-modes = {"top-level", "library", "inside", "manifest", "needs"}
+modes = {"top-level", "library", "inside", "manifest", "needs", "same-as"}
 importable = {}  # module name -> whether `import M` type-checks here
 # The API of the EventBusFoundation product: a block that uses it must show its import.
 bridge_api = re.compile(r"\b(subscribeNotification|bridge(AppLifecycle)?\(|on\(notification:|NotificationEvent|"
@@ -130,7 +134,7 @@ for doc in documents:
         if d:
             words = d.group(1).split()
             mode, arg = words[0], (words[1] if len(words) > 1 else None)
-            if mode not in modes or (mode in ("inside", "needs")) != (arg is not None):
+            if mode not in modes or (mode in ("inside", "needs", "same-as")) != (arg is not None):
                 problems.append(f"{doc}:{start}: unknown doc-check directive '{d.group(1)}'")
                 continue
         text = "\n".join(body)
@@ -216,6 +220,14 @@ try:
         flags, has_foundation_module = env.flags, env.has_foundation_module
         if mode == "needs" and not can_import(arg):
             return None, f"{doc}:{first - 1}: swift block (needs {arg})", ""
+        if mode == "same-as":
+            quoted = pathlib.Path(arg)
+            where = f"{doc}:{first - 1}: swift block (same-as {arg})"
+            if not quoted.is_file():
+                return False, where, f"{arg}: no such file"
+            if "\n".join(body) + "\n" != quoted.read_text():
+                return False, where, f"differs from {arg}: the block must be the file, word for word"
+            return "same", where, ""
         imports, code = [], []
         for line in body:
             if re.match(r"\s*import\s+\w+\s*$", line):
@@ -276,10 +288,11 @@ finally:
     shutil.rmtree(work, ignore_errors=True)
 
 skipped = [where for ok, where, _ in results if ok is None]
+same = sum(1 for ok, _, _ in results if ok == "same")
 ran = sum(1 for ok, _, _ in results if ok == "ran")
 for ok, where, output in results:
     if ok is False:
-        verb = "" if "(runs:" in where else " does not type-check"
+        verb = "" if "(runs:" in where or "(same-as" in where else " does not type-check"
         problems.append(f"{where}{verb}:\n{output.rstrip()}")
 for problem in problems:
     print(problem, end="\n\n")
@@ -288,12 +301,13 @@ articles = len({b[0] for b in blocks if b[0] != pathlib.Path("README.md")})
 failed = sum(1 for ok, _, _ in results if ok is False)
 bridge = "EventBusFoundation" if root_build.has_foundation_module else "the bridge inside EventBus"
 if problems:
-    print(f"doc blocks: FAIL, {failed} of {len(blocks)} Swift blocks do not type-check or do not print what they show, "
-          f"{len(problems) - failed} other problems (above)")
+    print(f"doc blocks: FAIL, {failed} of {len(blocks)} Swift blocks do not type-check, do not print what they show "
+          f"or differ from the file they quote, {len(problems) - failed} other problems (above)")
     sys.exit(1)
 missing = sorted({b[3] for b in blocks if b[2] == "needs" and not importable.get(b[3], True)})
 note = f"; {len(skipped)} skipped here, needing {', '.join(missing)}" if skipped else ""
-print(f"doc blocks: {len(blocks) - len(skipped)} of {len(blocks)} Swift blocks type-checked ({readme} in README.md, "
+print(f"doc blocks: {len(blocks) - len(skipped) - same} of {len(blocks)} Swift blocks type-checked ({readme} in README.md, "
       f"{len(blocks) - readme} in {articles} DocC articles and integration READMEs), Swift 6 mode, against {bridge}{note}; "
-      f"{ran} that show output ran and printed it, in {time.monotonic() - started:.0f} s")
+      f"{ran} that show output ran and printed it; {same} the same as the file it quotes (built elsewhere), "
+      f"in {time.monotonic() - started:.0f} s")
 PY

@@ -14,7 +14,8 @@ else
     Integrations/EventBusPostgres/Sources Integrations/EventBusPostgres/Tests \
     Integrations/EventBusLogging/Sources Integrations/EventBusLogging/Tests \
     Integrations/EventBusTracing/Sources Integrations/EventBusTracing/Tests \
-    Integrations/EventBusMetrics/Sources Integrations/EventBusMetrics/Tests; do
+    Integrations/EventBusMetrics/Sources Integrations/EventBusMetrics/Tests \
+    Integrations/ObservabilityExample/Sources Integrations/ObservabilityExample/Tests; do
     [ -d "$dir" ] && dirs+=("$dir")
   done
 fi

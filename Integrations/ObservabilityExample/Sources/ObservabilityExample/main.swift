@@ -22,12 +22,13 @@ let observability = try OTel.bootstrap(configuration: config)  // Instrumentatio
 let logger = Logger(label: "orders")
 let bus = EventBus()
 bus.installTracing()  // ServiceContext across hops; a `process` span per delivery that leaves the thread
-let metrics = bus.addTracer(EventBusMetrics(bus: bus).tracer)  // MetricsSystem.factory's metrics
+let metrics = EventBusMetrics(bus: bus)  // MetricsSystem.factory's metrics; the gauge samples itself
+let metering = bus.addTracer(metrics.tracer)  // beside the bus's other tracers
 let logging = bus.addTracer(EventBusLogTracer(logger: logger, level: .info).tracer)  // beside other tracers
 
 let billing = DispatchQueue(label: "billing")
 let charges = bus.on(OrderPlaced.self).atQueue(billing).next { [logger] order in
-    logger.info("charged order \(order.id)")  // in `process OrderPlaced`, in the request's trace
+    logger.info("charged order \(order.id)")  // in a `process` span, in the request's trace
 }
 
 // The route. In a Hummingbird or Vapor app this is the body of `router.post("orders")`, which the
@@ -35,7 +36,7 @@ let charges = bus.on(OrderPlaced.self).atQueue(billing).next { [logger] order in
 // standing in for the middleware, so that the example builds without a web framework.
 func placeOrder(id: Int, on bus: EventBus) {
     withSpan("POST /orders", ofKind: .server) { _ in
-        bus.tracedDispatch(OrderPlaced(id: id))  // `publish OrderPlaced`, child of the request's span
+        bus.tracedDispatch(OrderPlaced(id: id))  // a `publish` span, child of the request's span
     }
 }
 

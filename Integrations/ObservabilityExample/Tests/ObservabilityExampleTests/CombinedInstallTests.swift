@@ -11,7 +11,7 @@ import Testing
 import Tracing
 
 /// The Logging, Metrics and Tracing integrations installed on one bus by their READMEs' lines,
-/// copied as written there (`.ci/run`'s observability stage checks that each README line is in
+/// copied as written there (`.ci/run`'s observability stage checks that each README's lines are in
 /// this file), in two orders: each must still work. Following the Logging README and then the
 /// Metrics README once dropped logging silently (both set `bus.tracer`, the second replaced the
 /// first); a line that replaces another fails one of these tests.
@@ -20,7 +20,7 @@ struct CombinedInstallTests {
     struct LoggingFirst: Event { let id: Int }
     struct TracingFirst: Event { let id: Int }
 
-    @Test("the Logging README's line, then the Metrics README's, then the Tracing README's: all three work")
+    @Test("the Logging README's lines, then the Metrics README's, then the Tracing README's: all three work")
     func loggingThenMetricsThenTracing() async throws {
         let log = Capture()
         var logger = Logger(label: "app.events") { _ in log }
@@ -30,16 +30,17 @@ struct CombinedInstallTests {
         // Integrations/EventBusLogging/README.md
         let logging = bus.addTracer(EventBusLogTracer(logger: logger, level: .debug).tracer)  // beside other tracers
         // Integrations/EventBusMetrics/README.md
-        let metrics = bus.addTracer(EventBusMetrics(bus: bus).tracer)  // MetricsSystem.factory's metrics
+        let metrics = EventBusMetrics(bus: bus)  // MetricsSystem.factory's metrics
+        let token = bus.addTracer(metrics.tracer)  // beside the bus's other tracers; token.remove() stops it
         // Integrations/EventBusTracing/README.md
         bus.installTracing()  // ServiceContext across hops; a `process` span per delivery that leaves the thread
 
         try await expectEachWorks(bus, LoggingFirst(id: 1), log: log)
         logging.remove()
-        metrics.remove()
+        token.remove()
     }
 
-    @Test("the Tracing README's line, then the Metrics README's, then the Logging README's: all three work")
+    @Test("the Tracing README's lines, then the Metrics README's, then the Logging README's: all three work")
     func tracingThenMetricsThenLogging() async throws {
         let log = Capture()
         var logger = Logger(label: "app.events") { _ in log }
@@ -49,13 +50,14 @@ struct CombinedInstallTests {
         // Integrations/EventBusTracing/README.md
         bus.installTracing()  // ServiceContext across hops; a `process` span per delivery that leaves the thread
         // Integrations/EventBusMetrics/README.md
-        let metrics = bus.addTracer(EventBusMetrics(bus: bus).tracer)  // MetricsSystem.factory's metrics
+        let metrics = EventBusMetrics(bus: bus)  // MetricsSystem.factory's metrics
+        let token = bus.addTracer(metrics.tracer)  // beside the bus's other tracers; token.remove() stops it
         // Integrations/EventBusLogging/README.md
         let logging = bus.addTracer(EventBusLogTracer(logger: logger, level: .debug).tracer)  // beside other tracers
 
         try await expectEachWorks(bus, TracingFirst(id: 1), log: log)
         logging.remove()
-        metrics.remove()
+        token.remove()
     }
 
     /// Dispatches `event` as a request handler would (`tracedDispatch`) to a synchronous and a
@@ -68,9 +70,8 @@ struct CombinedInstallTests {
             bus.on(E.self).atQueue(queue).next { _ in handled.increment() },
         ]
         bus.tracedDispatch(event)
-        let name = "\(E.self)"
         let type = String(reflecting: E.self)
-        #expect(await eventually { handled.value == 2 && Installed.spans(named: "process \(name)") == 1 })
+        #expect(await eventually { handled.value == 2 && Installed.spans(named: "process \(type)") == 1 })
 
         // Logging: one line per record, among them the dispatch's.
         let dispatched = log.messages.filter { $0.hasPrefix("dispatched \(type): 1 delivered, 1 enqueued") }
@@ -85,10 +86,10 @@ struct CombinedInstallTests {
         #expect(enqueued.totalValue == 1, "metrics: the queued delivery was not counted")
 
         // Tracing: a `publish` span, and the queued delivery's `process` span, its child.
-        #expect(Installed.spans(named: "publish \(name)") == 1, "tracing: no publish span")
+        #expect(Installed.spans(named: "publish \(type)") == 1, "tracing: no publish span")
         let spans = Installed.tracer.finishedSpans
-        let publish = try #require(spans.first { $0.operationName == "publish \(name)" })
-        let process = try #require(spans.first { $0.operationName == "process \(name)" })
+        let publish = try #require(spans.first { $0.operationName == "publish \(type)" })
+        let process = try #require(spans.first { $0.operationName == "process \(type)" })
         #expect(process.traceID == publish.traceID)
         #expect(process.parentSpanID == publish.spanID)
 

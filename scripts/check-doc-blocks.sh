@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Type-checks every ```swift block of README.md, of the DocC catalogs (Sources/*/Documentation.docc)
-# and of Integrations/EventBusLogging/README.md against the built modules, in the Swift 6 language
+# and of the logging, tracing and metrics integrations' READMEs against the built modules, in the Swift 6 language
 # mode with warnings as errors, so that each example is Swift a user can paste; and runs every block
 # that shows output, comparing what it prints with what it shows (see "Docs whose shown output is
 # true" below).
@@ -42,10 +42,12 @@
 # that no shown output escapes the comparison.
 #
 # Documents: README.md and the DocC catalogs, against this package's build; and
-# Integrations/EventBusLogging/README.md, against that package's build (made here with the flags of
-# CI's logging stage, `swift build --build-tests -Xswiftc -warnings-as-errors`, so that the stage
-# reuses it). The other integrations' READMEs show no output and need a server or their packages'
-# own builds: their CI stages build them, this script does not read them.
+# the READMEs of Integrations/EventBusLogging, EventBusTracing and EventBusMetrics, against those
+# packages' builds (made here with the flags of their CI stages, `swift build --build-tests
+# -Xswiftc -warnings-as-errors`, so that the stages reuse them; the metrics tests' build has
+# swift-prometheus, which its README's Prometheus block imports). A `needs EventBusTracing` block is
+# type-checked against the tracing package's build. The Remote and Postgres READMEs need a server or
+# their packages' own builds: the postgres stage checks them.
 #
 # A block's `import` lines are moved to the top of its file; `import EventBusFoundation` is dropped
 # when the build has no such module (the bridge is then still part of EventBus), and a block that
@@ -62,20 +64,25 @@ else
   build=$(swift build --show-bin-path)
 fi
 [ -e "$build/Modules/EventBus.swiftmodule" ] || { echo "no EventBus module in $build/Modules: run swift build"; exit 1; }
-# The logging integration's build, for its README (as CI's logging stage builds it).
-logging_log=$(mktemp)
-(cd Integrations/EventBusLogging && swift build --build-tests -Xswiftc -warnings-as-errors) >"$logging_log" 2>&1 \
-  || { tail -40 "$logging_log"; echo "doc blocks: FAIL, Integrations/EventBusLogging does not build"; exit 1; }
-rm -f "$logging_log"
-logging_build=$(cd Integrations/EventBusLogging && swift build --show-bin-path)
+# The integrations whose READMEs are checked here, each against its own package's build, made with
+# the flags of its CI stage (`swift build --build-tests -Xswiftc -warnings-as-errors`), so that the
+# stage reuses it.
+integration_builds=()
+for integration in EventBusLogging EventBusTracing EventBusMetrics; do
+  log=$(mktemp)
+  (cd "Integrations/$integration" && swift build --build-tests -Xswiftc -warnings-as-errors) >"$log" 2>&1 \
+    || { tail -40 "$log"; echo "doc blocks: FAIL, Integrations/$integration does not build"; exit 1; }
+  rm -f "$log"
+  integration_builds+=("$(cd "Integrations/$integration" && swift build --show-bin-path)")
+done
 
-exec python3 - "$build" "$logging_build" <<'PY'
+exec python3 - "$build" "${integration_builds[@]}" <<'PY'
 import concurrent.futures, os, pathlib, re, shutil, subprocess, sys, tempfile, time
 
 started = time.monotonic()
 
 build = pathlib.Path(sys.argv[1]).resolve()
-logging_build = pathlib.Path(sys.argv[2]).resolve()
+logging_build, tracing_build, metrics_build = (pathlib.Path(p).resolve() for p in sys.argv[2:5])
 swiftc = shutil.which("swiftc")
 manifest_api = pathlib.Path(os.path.realpath(swiftc)).parent.parent / "lib/swift/pm/ManifestAPI"
 shims = pathlib.Path("Sources/_EventBusShims/include").resolve()
@@ -88,12 +95,23 @@ class Build:
         self.modules = directory / "Modules"
         self.has_foundation_module = (self.modules / "EventBusFoundation.swiftmodule").exists()
         self.objects = [str(o) for target in linked for o in sorted((directory / f"{target}.build").glob("*.o"))]
+        # The C modules of its dependencies (swift-atomics' `_AtomicsShims`, say), which a module
+        # that a block imports may need.
+        c_modules = sorted((directory.parent.parent / "checkouts").glob("*/Sources/*/include/module.modulemap"))
         self.flags = ["-swift-version", "6", "-diagnostic-style", "llvm", "-I", str(self.modules), "-I", str(shims)]
+        for modulemap in c_modules:
+            self.flags += ["-I", str(modulemap.parent)]
 
 
 root_build = Build(build, ["_EventBusShims", "EventBus", "EventBusFoundation", "EventBusJSON"])
+tracing = Build(tracing_build, ["_EventBusShims", "EventBus", "EventBusTracing"])
 builds = {pathlib.Path("Integrations/EventBusLogging/README.md"):
-          Build(logging_build, ["_EventBusShims", "EventBus", "Logging", "EventBusLogging"])}
+          Build(logging_build, ["_EventBusShims", "EventBus", "Logging", "EventBusLogging"]),
+          pathlib.Path("Integrations/EventBusTracing/README.md"): tracing,
+          pathlib.Path("Integrations/EventBusMetrics/README.md"):
+          Build(metrics_build, ["_EventBusShims", "EventBus", "CoreMetrics", "EventBusMetrics"])}
+# The integration builds where a `needs M` block is type-checked when this package's build has no M.
+module_builds = {"EventBusTracing": tracing}
 
 documents = ([pathlib.Path("README.md")] + sorted(pathlib.Path("Sources").glob("*/Documentation.docc/*.md"))
              + sorted(builds))
@@ -182,6 +200,13 @@ try:
                                                 capture_output=True).returncode == 0
         return importable[module]
 
+    def build_for(doc, mode, arg):
+        """The build a block is checked against: its document's, or the integration's that has the
+        module a `needs` block needs when this package's build lacks it."""
+        if mode == "needs" and not can_import(arg) and arg in module_builds:
+            return module_builds[arg]
+        return builds.get(doc, root_build)
+
     def run(doc, directory, source, command, expected):
         """Builds the block into an executable, runs it, and compares its output with `expected`."""
         env = builds.get(doc, root_build)
@@ -216,9 +241,9 @@ try:
 
     def check(index, block):
         doc, first, mode, arg, body, expected = block
-        env = builds.get(doc, root_build)
+        env = build_for(doc, mode, arg)
         flags, has_foundation_module = env.flags, env.has_foundation_module
-        if mode == "needs" and not can_import(arg):
+        if mode == "needs" and env is root_build and not can_import(arg):
             return None, f"{doc}:{first - 1}: swift block (needs {arg})", ""
         if mode == "same-as":
             quoted = pathlib.Path(arg)
@@ -304,7 +329,8 @@ if problems:
     print(f"doc blocks: FAIL, {failed} of {len(blocks)} Swift blocks do not type-check, do not print what they show "
           f"or differ from the file they quote, {len(problems) - failed} other problems (above)")
     sys.exit(1)
-missing = sorted({b[3] for b in blocks if b[2] == "needs" and not importable.get(b[3], True)})
+missing = sorted({b[3] for b in blocks if b[2] == "needs" and not importable.get(b[3], True)
+                  and b[3] not in module_builds})
 note = f"; {len(skipped)} skipped here, needing {', '.join(missing)}" if skipped else ""
 print(f"doc blocks: {len(blocks) - len(skipped) - same} of {len(blocks)} Swift blocks type-checked ({readme} in README.md, "
       f"{len(blocks) - readme} in {articles} DocC articles and integration READMEs), Swift 6 mode, against {bridge}{note}; "

@@ -160,6 +160,27 @@ public final class EventBus: EventConfigurable, Sendable {
         busQueue.async { self.dispatch(event, restoring: context) }
     }
 
+    /// ``dispatchOnBusQueue(_:)`` of an event a bridge received from another process, with the
+    /// context its sender carried: `context` is what the bus's propagator made of the envelope's
+    /// headers (``EventContextPropagator/context(fromHeaders:)``). On the bus queue, the propagator
+    /// set now restores it around the dispatch, told `hop` (`EventBusRemote`:
+    /// ``EventContextDelivery/Hop/remote(wireName:)``): the one restore of the event's way in, so a
+    /// tracing propagator makes one span for it. With no propagator set, a plain deferred dispatch.
+    ///
+    /// ```swift
+    /// @_spi(Integrations) import EventBus
+    ///
+    /// if let context = bus.contextPropagator?.context(fromHeaders: headers) {
+    ///     bus.dispatchOnBusQueue(event, restoring: context, hop: .remote(wireName: "app.login.v1"))
+    /// }
+    /// ```
+    @_spi(Integrations)
+    public func dispatchOnBusQueue<E: Event>(_ event: E, restoring context: any Sendable, hop: EventContextDelivery.Hop)
+    {
+        let captured = core.contextPropagator.map { CapturedContext(propagator: $0, value: context) }
+        busQueue.async { self.dispatch(event, restoring: captured, hop: hop) }
+    }
+
     /// Dispatches `event` on the main queue: synchronously when called on the main queue (the main
     /// thread), otherwise enqueued to the main queue (in call order).
     ///
@@ -175,9 +196,12 @@ public final class EventBus: EventConfigurable, Sendable {
         }
     }
 
-    /// A deferred dispatch, where it runs: with the caller's context restored, if one was captured.
-    private func dispatch<E: Event>(_ event: E, restoring context: CapturedContext?) {
-        core.withContext(context, EventContextDelivery(event, hop: .deferredDispatch, subscriptionID: nil)) {
+    /// A deferred dispatch, where it runs: with the caller's context restored, if one was captured
+    /// (the propagator told `hop`).
+    private func dispatch<E: Event>(
+        _ event: E, restoring context: CapturedContext?, hop: EventContextDelivery.Hop = .deferredDispatch
+    ) {
+        core.withContext(context, EventContextDelivery(event, hop: hop, subscriptionID: nil)) {
             dispatch(event)
         }
     }

@@ -1,7 +1,7 @@
 import Dispatch
 import Testing
 
-@testable import EventBus
+@_spi(Integrations) @testable import EventBus
 
 /// The context hook (DESIGN §14): a propagator's value, captured where an event is dispatched, is
 /// current again around every handler call that runs elsewhere; a synchronous handler sees the
@@ -201,6 +201,37 @@ struct ContextPropagationTests {
         #expect(Set(seen.value) == ["bus req-6", "main req-7"])
         #expect(recorder.deliveries.value.allSatisfy { $0.hasSuffix("via deferred dispatch") })
         token.dispose()
+    }
+
+    @Test(
+        "a bridge's received event: dispatched on the bus queue with the context it came with, one restore as the remote hop"
+    )
+    func receivedDispatch() async {
+        let bus = EventBus()
+        let recorder = Recorder()
+        bus.contextPropagator = recorder
+        let seen = Shared<[String]>([])
+        let queue = DispatchQueue(label: "context.received")
+        let tokens = [
+            bus.on(Ping.self).next { _ in seen.append("sync " + (RequestID.current ?? "none")) },
+            bus.on(Ping.self).atQueue(queue).next { _ in seen.append("queue " + (RequestID.current ?? "none")) },
+        ]
+        // Made on a thread with a context of its own: the bridge's, which must not leak in.
+        RequestID.$current.withValue("bridge") {
+            bus.dispatchOnBusQueue(Ping(), restoring: "req-8", hop: .remote(wireName: "app.ping.v1"))
+        }
+        #expect(await waitUntil { seen.value.count == 2 })
+        #expect(Set(seen.value) == ["sync req-8", "queue req-8"])
+        #expect(recorder.deliveries.value.first == "Ping via remote \"app.ping.v1\"", "the dispatch: one remote hop")
+        #expect(recorder.deliveries.value.count == 2, "then the queued subscriber's own hop; nothing else")
+        #expect(recorder.captures.value == 1, "captured once: by the queued delivery, never for the hand-over")
+
+        // No propagator set: a plain deferred dispatch.
+        bus.contextPropagator = nil
+        bus.dispatchOnBusQueue(Ping(), restoring: "req-9", hop: .remote(wireName: "app.ping.v1"))
+        #expect(await waitUntil { seen.value.count == 4 })
+        #expect(seen.value.suffix(2).allSatisfy { $0.hasSuffix(" none") })
+        for token in tokens { token.dispose() }
     }
 
     @Test("with the propagator removed nothing is captured; a delivery enqueued before keeps its own")

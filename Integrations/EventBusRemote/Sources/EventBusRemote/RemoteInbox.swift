@@ -350,24 +350,12 @@ public final class RemoteInbox: Sendable {
         }
     }
 
-    /// Dispatches a received event on the bus queue, with the publisher's context made current
-    /// when the envelope carried one and the bus's context propagator reads it: the propagator's
-    /// `restore` for the remote hop wraps the hand-over, and the deferred dispatch captures the
-    /// context there and restores it around the dispatch on the bus queue (where a tracing
-    /// propagator makes the event's one `process` span).
+    /// Dispatches a received event on the bus queue, with the publisher's context restored around
+    /// the dispatch (the remote hop) when the envelope carried one and the bus's context propagator
+    /// reads it.
     private func dispatch(_ event: Registry.Decoded, _ envelope: Envelope.Received) {
-        guard let headers = envelope.context, let propagator = core.bus.contextPropagator,
-            let context = propagator.context(fromHeaders: headers)
-        else { return event.dispatch(core.bus) }
-        let delivery = EventContextDelivery(
-            eventType: event.type, key: event.key, hop: .remote(wireName: envelope.wireName), subscriptionID: nil)
-        var dispatched = false
-        propagator.restore(context, for: delivery) {
-            dispatched = true
-            event.dispatch(core.bus)
-        }
-        // A propagator that did not call its body does not lose the event.
-        if !dispatched { event.dispatch(core.bus) }
+        let context = envelope.context.flatMap { headers in core.bus.contextPropagator?.context(fromHeaders: headers) }
+        event.dispatch(core.bus, context, envelope.wireName)
     }
 
     /// Records that the transport receives from now on: reports ``BridgeStatus/listening`` the

@@ -67,25 +67,8 @@ public struct ServiceContextPropagator: EventContextPropagator {
     /// let delivery = EventContextDelivery(eventType: Int.self, key: nil, hop: .mainActor, subscriptionID: 1)
     /// ServiceContextPropagator().restore(ServiceContext.topLevel, for: delivery) { print("handler") }
     /// ```
-    ///
-    /// A received remote event (hop ``EventContextDelivery/Hop/remote(wireName:)``) is the one
-    /// exception: the bridge hands it to the bus's queue, and its dispatch there is the delivery.
-    /// So the remote hop only makes the publisher's context current, noting the wire name in it;
-    /// the deferred dispatch that follows runs in the one `process` span, described as the remote
-    /// delivery (child of the publisher's `send` span, linked to it).
     public func restore(_ context: any Sendable, for delivery: EventContextDelivery, _ body: () -> Void) {
-        guard var context = context as? ServiceContext else { return body() }
-        if case .remote(let wireName) = delivery.hop {
-            context[ReceivedRemotelyKey.self] = wireName
-            return ServiceContext.withValue(context, operation: body)
-        }
-        var delivery = delivery
-        if let wireName = context[ReceivedRemotelyKey.self] {
-            context[ReceivedRemotelyKey.self] = nil
-            delivery = EventContextDelivery(
-                eventType: delivery.eventType, key: delivery.key, hop: .remote(wireName: wireName),
-                subscriptionID: delivery.subscriptionID)
-        }
+        guard let context = context as? ServiceContext else { return body() }
         guard processSpans else { return ServiceContext.withValue(context, operation: body) }
         let tracer: any Tracer = tracer ?? InstrumentationSystem.tracer
         Self.process(tracer, context, delivery, body)
@@ -235,11 +218,4 @@ private struct HeaderExtractor: Extractor {
     func extract(key: String, from carrier: [String: String]) -> String? {
         carrier[key]
     }
-}
-
-/// Where a received remote event's context waits, between the bridge's remote hop and the
-/// dispatch on the bus's queue that delivers it: the wire name it came under.
-private enum ReceivedRemotelyKey: ServiceContextKey {
-    typealias Value = String
-    static var nameOverride: String? { "eventbus.received-remotely" }
 }

@@ -145,19 +145,12 @@ struct EventBusTracingTests {
         #expect(propagator.context(fromHeaders: ["traceparent": "not one of the tracer's"]) == nil)
         #expect(propagator.headers(of: "not a ServiceContext").isEmpty)
 
-        // The receiving bridge's remote hop makes it current, with no span; the dispatch it defers
-        // to the bus queue runs in the one `process` span, under the publisher's, described as remote.
-        let remote = EventContextDelivery(
+        // The receiving bridge restores it around its dispatch on the bus queue: one `process` span
+        // under the publisher's.
+        let delivery = EventContextDelivery(
             eventType: Ping.self, key: nil, hop: .remote(wireName: "ping.v1"), subscriptionID: nil)
-        let deferred = EventContextDelivery(eventType: Ping.self, key: nil, hop: .deferredDispatch, subscriptionID: nil)
         var seenTrace: String?
-        propagator.restore(received, for: remote) {
-            let handedOver = propagator.capture()
-            #expect(!tracer.finishedSpans.contains { $0.kind == .consumer }, "the remote hop alone makes no span")
-            propagator.restore(try! #require(handedOver), for: deferred) {
-                seenTrace = ServiceContext.current?.inMemorySpanContext?.traceID
-            }
-        }
+        propagator.restore(received, for: delivery) { seenTrace = ServiceContext.current?.inMemorySpanContext?.traceID }
         #expect(seenTrace == request?.traceID)
         #expect(tracer.finishedSpans.filter { $0.kind == .consumer }.count == 1)
         let process = try #require(tracer.finishedSpans.first { $0.operationName == "process \(Self.ping)" })

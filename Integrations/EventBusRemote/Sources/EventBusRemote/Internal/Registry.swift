@@ -1,4 +1,4 @@
-import EventBus
+@_spi(Integrations) import EventBus
 import Foundation
 
 /// The registered event types, by wire name and by type, each with its event version, the older
@@ -13,13 +13,20 @@ struct Registry {
     /// Decodes an envelope's payload as the registered type; the result dispatches it.
     typealias Decode = @Sendable (Data) throws -> Decoded
 
-    /// A decoded event, ready to be dispatched on a bus's queue: its type and key (what a context
-    /// propagator is told), its value (for a transport's own handlers), and its dispatch.
+    /// A decoded event, ready to be dispatched on a bus's queue: its value (for a transport's own
+    /// handlers), and its dispatch (with the context its envelope carried, if any, restored around
+    /// it as the remote hop under `wireName`).
     struct Decoded {
-        let type: Any.Type
-        let key: String?
         let event: any Event
-        let dispatch: @Sendable (EventBus) -> Void
+        let dispatch: @Sendable (_ bus: EventBus, _ context: (any Sendable)?, _ wireName: String) -> Void
+
+        init<E: Event>(_ event: E) {
+            self.event = event
+            dispatch = { bus, context, wireName in
+                guard let context else { return bus.dispatchOnBusQueue(event) }
+                bus.dispatchOnBusQueue(event, restoring: context, hop: .remote(wireName: wireName))
+            }
+        }
     }
 
     /// What an envelope's wire name is to this instance.
@@ -82,9 +89,7 @@ struct Registry {
         var decoders: [Int: Decode] = [
             version: { data in
                 let event = try JSONDecoder().decode(Envelope.Payload<E>.self, from: data).p
-                return Decoded(type: E.self, key: event._routingKey, event: event) { bus in
-                    bus.dispatchOnBusQueue(event)
-                }
+                return Decoded(event)
             }
         ]
         var encode: (@Sendable (Any) throws -> Data)?
@@ -95,9 +100,7 @@ struct Registry {
             let decode = upcaster.decode
             decoders[upcaster.version] = { data in
                 let event = try decode(data)
-                return Decoded(type: E.self, key: event._routingKey, event: event) { bus in
-                    bus.dispatchOnBusQueue(event)
-                }
+                return Decoded(event)
             }
             if upcaster.version == published, let downcast = upcaster.downcast {
                 encode = { value in
